@@ -1,0 +1,218 @@
+"""In-memory backend: dicts and sorted per-segment lists. For tests and ephemeral agents."""
+
+from __future__ import annotations
+
+import threading
+from bisect import bisect_right, insort
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+
+from ..model import Memory
+from .base import EventRow, NewSegment, Pos, Ranges, RecordRow
+
+
+class _Space:
+    """Everything of one namespace."""
+
+    def __init__(self) -> None:
+        self.events: dict[str, EventRow] = {}
+        self.seg_events: dict[int, list[str]] = {}  # seg -> event ids by seq
+        self.waits: dict[str, list[str]] = {}
+        self.seg_parents: dict[int, tuple[Pos, ...]] = {}
+        self.tips: dict[int, int] = {}
+        self.records: dict[str, RecordRow] = {}
+        # seg -> (seqs, rows), both sorted by seq; rows share the RecordRow objects
+        self.index: dict[int, tuple[list[int], list[RecordRow]]] = {}
+        self.by_target: dict[str, list[str]] = {}
+        self.record_waits: dict[str, list[str]] = {}
+        self.branches: dict[str, str] = {}
+
+
+_EMPTY = _Space()
+
+
+class MemoryBackend:
+    """Keeps everything in process memory; a lock makes it safe across threads.
+
+    Writes are planned and checked before they reach a backend, so a write
+    that raises midway here is a bug, not bad input.
+    """
+
+    def __init__(self) -> None:
+        self._spaces: dict[str, _Space] = {}
+        self._lock = threading.RLock()
+        self._seq = 0
+
+    def _read(self, ns: str) -> _Space:
+        # Reads of an unknown namespace see an empty space and create nothing.
+        return self._spaces.get(ns) or _EMPTY
+
+    def _space(self, ns: str) -> _Space:
+        sp = self._spaces.get(ns)
+        if sp is None:
+            sp = self._spaces[ns] = _Space()
+        return sp
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self._lock:
+            yield
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        with self._lock:
+            yield
+
+    def close(self) -> None:
+        pass
+
+    # events -----------------------------------------------------------------
+    def get_events(self, ns: str, ids: Iterable[str]) -> dict[str, EventRow]:
+        events = self._read(ns).events
+        return {i: r for i in ids if (r := events.get(i)) is not None}
+
+    def insert_events(self, ns: str, rows: list[EventRow]) -> None:
+        sp = self._space(ns)
+        # Copies, so that rows a planner still holds never alias stored state.
+        for r in rows:
+            sp.events[r.event.id] = EventRow(r.event, r.pos)
+        for r in sorted((r for r in rows if r.pos is not None), key=lambda r: r.pos or (0, 0)):
+            self._place_event(sp, r.event.id, r.pos)
+
+    @staticmethod
+    def _place_event(sp: _Space, event_id: str, pos: Pos | None) -> None:
+        assert pos is not None
+        seg, seq = pos
+        lst = sp.seg_events.setdefault(seg, [])
+        assert len(lst) == seq, "segments grow one event at a time"
+        lst.append(event_id)
+
+    def set_event_positions(self, ns: str, positions: list[tuple[str, Pos]]) -> None:
+        sp = self._space(ns)
+        for eid, pos in sorted(positions, key=lambda x: x[1]):
+            sp.events[eid].pos = pos
+            self._place_event(sp, eid, pos)
+
+    def events_in_ranges(self, ns: str, ranges: Ranges) -> list[EventRow]:
+        sp = self._read(ns)
+        out = []
+        for seg in sorted(ranges):
+            for eid in sp.seg_events.get(seg, [])[: ranges[seg] + 1]:
+                out.append(sp.events[eid])
+        return out
+
+    def waiting_children(self, ns: str, parent_ids: Iterable[str]) -> dict[str, list[str]]:
+        waits = self._read(ns).waits
+        if not waits:
+            return {}
+        return {p: list(c) for p in parent_ids if (c := waits.get(p))}
+
+    def add_waits(self, ns: str, pairs: list[tuple[str, str]]) -> None:
+        waits = self._space(ns).waits
+        for p, c in pairs:
+            waits.setdefault(p, []).append(c)
+
+    def drop_waits(self, ns: str, parent_ids: list[str]) -> None:
+        waits = self._space(ns).waits
+        for p in parent_ids:
+            waits.pop(p, None)
+
+    # segments ---------------------------------------------------------------
+    def segment_parents(self, ns: str, segs: Iterable[int]) -> dict[int, tuple[Pos, ...]]:
+        sp = self._read(ns).seg_parents
+        return {s: sp[s] for s in segs}
+
+    def segment_tips(self, ns: str, segs: Iterable[int]) -> dict[int, int]:
+        tips = self._read(ns).tips
+        return {s: tips[s] for s in segs}
+
+    def max_segment(self, ns: str) -> int:
+        sp = self._read(ns)
+        return len(sp.seg_parents) - 1
+
+    def put_segments(self, ns: str, new: list[NewSegment], tips: dict[int, int]) -> None:
+        sp = self._space(ns)
+        for s in new:
+            sp.seg_parents[s.seg] = s.parents
+        sp.tips.update(tips)
+
+    # records ----------------------------------------------------------------
+    def get_records(self, ns: str, ids: Iterable[str]) -> dict[str, RecordRow]:
+        recs = self._read(ns).records
+        return {i: r for i in ids if (r := recs.get(i)) is not None}
+
+    def insert_records(self, ns: str, rows: list[RecordRow]) -> list[Memory]:
+        sp = self._space(ns)
+        out = []
+        for r in rows:
+            self._seq += 1
+            m = replace(r.memory, seq=self._seq)
+            row = RecordRow(m, None, ())
+            sp.records[m.id] = row
+            if m.target is not None:
+                sp.by_target.setdefault(m.target, []).append(m.id)
+            if r.pos is not None:
+                self._index(sp, row, r.pos, r.extra)
+            out.append(m)
+        return out
+
+    @staticmethod
+    def _index(sp: _Space, row: RecordRow, pos: Pos, extra: tuple[Pos, ...]) -> None:
+        row.pos, row.extra = pos, extra
+        seqs, rows = sp.index.setdefault(pos[0], ([], []))
+        if not seqs or seqs[-1] <= pos[1]:
+            seqs.append(pos[1])
+            rows.append(row)
+        else:
+            i = bisect_right(seqs, pos[1])
+            seqs.insert(i, pos[1])
+            rows.insert(i, row)
+
+    def set_record_positions(
+        self, ns: str, positions: list[tuple[str, Pos, tuple[Pos, ...]]]
+    ) -> None:
+        sp = self._space(ns)
+        for rid, pos, extra in positions:
+            self._index(sp, sp.records[rid], pos, extra)
+
+    def records_in_ranges(self, ns: str, ranges: Ranges) -> Iterator[RecordRow]:
+        index = self._read(ns).index
+        for seg, upto in ranges.items():
+            entry = index.get(seg)
+            if entry is None:
+                continue
+            seqs, rows = entry
+            n = bisect_right(seqs, upto)
+            yield from rows[:n]
+
+    def retractions_of(self, ns: str, target_ids: Iterable[str]) -> list[RecordRow]:
+        sp = self._read(ns)
+        return [sp.records[r] for t in target_ids for r in sp.by_target.get(t, ())]
+
+    def records_waiting_on(self, ns: str, event_ids: Iterable[str]) -> dict[str, list[str]]:
+        waits = self._read(ns).record_waits
+        if not waits:
+            return {}
+        return {e: list(r) for e in event_ids if (r := waits.get(e))}
+
+    def add_record_waits(self, ns: str, pairs: list[tuple[str, str]]) -> None:
+        waits = self._space(ns).record_waits
+        for e, r in pairs:
+            waits.setdefault(e, []).append(r)
+
+    def drop_record_waits(self, ns: str, event_ids: list[str]) -> None:
+        waits = self._space(ns).record_waits
+        for e in event_ids:
+            waits.pop(e, None)
+
+    # branches ---------------------------------------------------------------
+    def get_branch(self, ns: str, name: str) -> str | None:
+        return self._read(ns).branches.get(name)
+
+    def set_branch(self, ns: str, name: str, head: str) -> None:
+        self._space(ns).branches[name] = head
+
+    def list_branches(self, ns: str) -> list[tuple[str, str]]:
+        return sorted(self._read(ns).branches.items())
+

@@ -1,0 +1,482 @@
+"""SQLite backend: the embedded default, one file in WAL mode.
+
+Every key leads with the namespace (an integer id) so that one namespace is
+one contiguous slice of each index. The gate's read is a join of the
+anchor's few ``(segment, up_to_seq)`` ranges against ``records(ns, seg, pos)``.
+sqlite3 is imported here only, and its errors become `StorageError` here.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import StorageError
+from ..model import Event, Memory
+from .base import EventRow, NewSegment, Pos, Ranges, RecordRow
+
+SCHEMA_VERSION = "1"
+CHUNK = 400  # ids per IN (...) list, well under SQLite's variable limit
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS store_info (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS namespaces (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS events (
+    ns INTEGER NOT NULL, id TEXT NOT NULL, parents TEXT, role TEXT NOT NULL,
+    content TEXT NOT NULL, meta TEXT, created_at REAL NOT NULL, seg INTEGER, seq INTEGER,
+    PRIMARY KEY (ns, id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS events_pos ON events (ns, seg, seq) WHERE seg IS NOT NULL;
+CREATE TABLE IF NOT EXISTS waits (
+    ns INTEGER NOT NULL, parent TEXT NOT NULL, child TEXT NOT NULL,
+    PRIMARY KEY (ns, parent, child)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS segments (
+    ns INTEGER NOT NULL, seg INTEGER NOT NULL, parents TEXT NOT NULL, tip INTEGER NOT NULL,
+    PRIMARY KEY (ns, seg)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS records (
+    seq INTEGER PRIMARY KEY, ns INTEGER NOT NULL, id TEXT NOT NULL, kind TEXT NOT NULL,
+    content TEXT NOT NULL, sources TEXT NOT NULL, key TEXT, importance REAL NOT NULL,
+    meta TEXT, target TEXT, created_at REAL NOT NULL, seg INTEGER, pos INTEGER, extra TEXT,
+    UNIQUE (ns, id)
+);
+CREATE INDEX IF NOT EXISTS records_pos ON records (ns, seg, pos) WHERE seg IS NOT NULL;
+CREATE INDEX IF NOT EXISTS records_target ON records (ns, target) WHERE target IS NOT NULL;
+CREATE TABLE IF NOT EXISTS record_waits (
+    ns INTEGER NOT NULL, event TEXT NOT NULL, record TEXT NOT NULL,
+    PRIMARY KEY (ns, event, record)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS branches (
+    ns INTEGER NOT NULL, name TEXT NOT NULL, head TEXT NOT NULL,
+    PRIMARY KEY (ns, name)
+) WITHOUT ROWID;
+"""
+
+_REC_COLS = "seq, id, kind, content, sources, key, importance, meta, target, created_at, seg, pos, extra"
+
+
+def _chunks(items: Sequence[Any], n: int = CHUNK) -> Iterator[Sequence[Any]]:
+    for i in range(0, len(items), n):
+        yield items[i : i + n]
+
+
+def _marks(n: int) -> str:
+    return ",".join("?" * n)
+
+
+class SQLiteBackend:
+    """One SQLite file (created if missing). Thread-safe through one lock.
+
+    Several processes may open the same file: writes take SQLite's write lock
+    (``BEGIN IMMEDIATE``) and only immutable facts (segment fork points,
+    namespace ids) are cached in process.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        try:
+            self._db = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=30.0
+            )
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA cache_size=-65536")
+            self._db.executescript(SCHEMA)
+            self._check_version()
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot open SQLite store at {self.path!r}: {exc}") from exc
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._ns_ids: dict[str, int] = {}
+        self._seg_cache: dict[tuple[int, int], tuple[Pos, ...]] = {}
+
+    def _check_version(self) -> None:
+        row = self._db.execute("SELECT value FROM store_info WHERE key='schema'").fetchone()
+        if row is None:
+            self._db.execute("INSERT INTO store_info VALUES ('schema', ?)", (SCHEMA_VERSION,))
+        elif row[0] != SCHEMA_VERSION:
+            raise StorageError(
+                f"{self.path!r} has schema version {row[0]}; this branchmem reads "
+                f"version {SCHEMA_VERSION}"
+            )
+
+    # transactions -------------------------------------------------------------
+    @contextmanager
+    def _tx(self, begin: str) -> Iterator[None]:
+        with self._lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
+            try:
+                self._db.execute(begin)
+            except sqlite3.Error as exc:
+                raise StorageError(f"SQLite store {self.path!r}: {exc}") from exc
+            self._depth = 1
+            try:
+                yield
+            except BaseException as exc:
+                self._depth = 0
+                self._db.execute("ROLLBACK")
+                # A rolled-back write may have cached ids that no longer exist.
+                self._ns_ids.clear()
+                self._seg_cache.clear()
+                if isinstance(exc, sqlite3.Error):
+                    raise StorageError(f"SQLite store {self.path!r}: {exc}") from exc
+                raise
+            self._depth = 0
+            try:
+                self._db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._db.execute("ROLLBACK")
+                self._ns_ids.clear()
+                self._seg_cache.clear()
+                raise StorageError(f"SQLite store {self.path!r}: commit failed: {exc}") from exc
+
+    def transaction(self) -> Any:
+        return self._tx("BEGIN IMMEDIATE")
+
+    def reading(self) -> Any:
+        return self._tx("BEGIN")
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # namespaces ---------------------------------------------------------------
+    def _ns(self, ns: str, create: bool = False) -> int | None:
+        nid = self._ns_ids.get(ns)
+        if nid is not None:
+            return nid
+        row = self._db.execute("SELECT id FROM namespaces WHERE name=?", (ns,)).fetchone()
+        if row is None:
+            if not create:
+                return None
+            cur = self._db.execute("INSERT INTO namespaces (name) VALUES (?)", (ns,))
+            nid = int(cur.lastrowid or 0)
+        else:
+            nid = int(row[0])
+        self._ns_ids[ns] = nid
+        return nid
+
+    def _wns(self, ns: str) -> int:
+        nid = self._ns(ns, create=True)
+        assert nid is not None
+        return nid
+
+    # events -------------------------------------------------------------------
+    @staticmethod
+    def _event(ns: str, r: Sequence[Any]) -> EventRow:
+        # r: id, parents, role, content, meta, created_at, seg, seq
+        parents = tuple(json.loads(r[1])) if r[1] is not None else ()
+        meta = json.loads(r[4]) if r[4] is not None else None
+        ev = Event(r[0], parents, r[2], r[3], ns, meta, r[5])
+        return EventRow(ev, (r[6], r[7]) if r[6] is not None else None)
+
+    def get_events(self, ns: str, ids: Iterable[str]) -> dict[str, EventRow]:
+        nid = self._ns(ns)
+        if nid is None:
+            return {}
+        out: dict[str, EventRow] = {}
+        for chunk in _chunks(list(ids)):
+            sql = (
+                "SELECT id, parents, role, content, meta, created_at, seg, seq FROM events "
+                f"WHERE ns=? AND id IN ({_marks(len(chunk))})"
+            )
+            for r in self._db.execute(sql, (nid, *chunk)):
+                out[r[0]] = self._event(ns, r)
+        return out
+
+    def insert_events(self, ns: str, rows: list[EventRow]) -> None:
+        nid = self._wns(ns)
+        dumps = json.dumps
+        self._db.executemany(
+            "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?)",
+            (
+                (
+                    nid,
+                    e.id,
+                    dumps(e.parents, ensure_ascii=False) if e.parents else None,
+                    e.role,
+                    e.content,
+                    dumps(e.meta, ensure_ascii=False, sort_keys=True) if e.meta is not None else None,
+                    e.created_at,
+                    r.pos[0] if r.pos else None,
+                    r.pos[1] if r.pos else None,
+                )
+                for r in rows
+                for e in (r.event,)
+            ),
+        )
+
+    def set_event_positions(self, ns: str, positions: list[tuple[str, Pos]]) -> None:
+        nid = self._wns(ns)
+        self._db.executemany(
+            "UPDATE events SET seg=?, seq=? WHERE ns=? AND id=?",
+            ((s, q, nid, eid) for eid, (s, q) in positions),
+        )
+
+    def _range_query(self, ranges: Ranges, select: str, order: str = "") -> Iterator[tuple[Any, ...]]:
+        items = list(ranges.items())
+        for chunk in _chunks(items):
+            values = ",".join("(?,?)" for _ in chunk)
+            params = [x for pair in chunk for x in pair]
+            yield from self._db.execute(
+                f"WITH r(seg, upto) AS (VALUES {values}) {select} {order}", params
+            )
+
+    def events_in_ranges(self, ns: str, ranges: Ranges) -> list[EventRow]:
+        nid = self._ns(ns)
+        if nid is None or not ranges:
+            return []
+        rows = self._range_query(
+            ranges,
+            "SELECT e.id, e.parents, e.role, e.content, e.meta, e.created_at, e.seg, e.seq "
+            f"FROM r CROSS JOIN events e WHERE e.ns={nid} AND e.seg=r.seg AND e.seq<=r.upto",
+        )
+        out = [self._event(ns, r) for r in rows]
+        out.sort(key=lambda r: r.pos or (0, 0))
+        return out
+
+    def waiting_children(self, ns: str, parent_ids: Iterable[str]) -> dict[str, list[str]]:
+        nid = self._ns(ns)
+        if nid is None:
+            return {}
+        # Waiting events are rare; skip the lookups when there are none at all.
+        if self._db.execute("SELECT 1 FROM waits WHERE ns=? LIMIT 1", (nid,)).fetchone() is None:
+            return {}
+        out: dict[str, list[str]] = {}
+        for chunk in _chunks(list(parent_ids)):
+            sql = f"SELECT parent, child FROM waits WHERE ns=? AND parent IN ({_marks(len(chunk))})"
+            for p, c in self._db.execute(sql, (nid, *chunk)):
+                out.setdefault(p, []).append(c)
+        return out
+
+    def add_waits(self, ns: str, pairs: list[tuple[str, str]]) -> None:
+        nid = self._wns(ns)
+        self._db.executemany(
+            "INSERT OR IGNORE INTO waits VALUES (?,?,?)", ((nid, p, c) for p, c in pairs)
+        )
+
+    def drop_waits(self, ns: str, parent_ids: list[str]) -> None:
+        nid = self._wns(ns)
+        self._db.executemany(
+            "DELETE FROM waits WHERE ns=? AND parent=?", ((nid, p) for p in parent_ids)
+        )
+
+    # segments -----------------------------------------------------------------
+    def segment_parents(self, ns: str, segs: Iterable[int]) -> dict[int, tuple[Pos, ...]]:
+        nid = self._ns(ns)
+        if nid is None:
+            return {}
+        out: dict[int, tuple[Pos, ...]] = {}
+        missing = []
+        cache = self._seg_cache
+        for s in segs:
+            hit = cache.get((nid, s))
+            if hit is None:
+                missing.append(s)
+            else:
+                out[s] = hit
+        for chunk in _chunks(missing):
+            sql = f"SELECT seg, parents FROM segments WHERE ns=? AND seg IN ({_marks(len(chunk))})"
+            for seg, parents in self._db.execute(sql, (nid, *chunk)):
+                val = tuple((int(a), int(b)) for a, b in json.loads(parents))
+                if self._depth == 0 or len(cache) < 1_000_000:
+                    cache[(nid, seg)] = val
+                out[seg] = val
+        return out
+
+    def segment_tips(self, ns: str, segs: Iterable[int]) -> dict[int, int]:
+        nid = self._ns(ns)
+        if nid is None:
+            return {}
+        out: dict[int, int] = {}
+        for chunk in _chunks(list(segs)):
+            sql = f"SELECT seg, tip FROM segments WHERE ns=? AND seg IN ({_marks(len(chunk))})"
+            out.update(self._db.execute(sql, (nid, *chunk)))
+        return out
+
+    def max_segment(self, ns: str) -> int:
+        nid = self._ns(ns)
+        if nid is None:
+            return -1
+        row = self._db.execute("SELECT max(seg) FROM segments WHERE ns=?", (nid,)).fetchone()
+        return -1 if row is None or row[0] is None else int(row[0])
+
+    def put_segments(self, ns: str, new: list[NewSegment], tips: dict[int, int]) -> None:
+        nid = self._wns(ns)
+        fresh = {s.seg for s in new}
+        self._db.executemany(
+            "INSERT INTO segments VALUES (?,?,?,?)",
+            ((nid, s.seg, json.dumps(s.parents), tips.get(s.seg, 0)) for s in new),
+        )
+        self._db.executemany(
+            "UPDATE segments SET tip=? WHERE ns=? AND seg=?",
+            ((t, nid, s) for s, t in tips.items() if s not in fresh),
+        )
+
+    # records ------------------------------------------------------------------
+    @staticmethod
+    def _record(ns: str, r: Sequence[Any]) -> RecordRow:
+        seq, rid, kind, content, sources, key, imp, meta, target, created, seg, pos, extra = r
+        m = Memory(
+            rid,
+            content,
+            tuple(json.loads(sources)),
+            kind,
+            key,
+            imp,
+            ns,
+            json.loads(meta) if meta is not None else None,
+            target,
+            created,
+            seq,
+        )
+        ex: tuple[Pos, ...] = tuple((a, b) for a, b in json.loads(extra)) if extra else ()
+        return RecordRow(m, (seg, pos) if seg is not None else None, ex)
+
+    def get_records(self, ns: str, ids: Iterable[str]) -> dict[str, RecordRow]:
+        nid = self._ns(ns)
+        if nid is None:
+            return {}
+        out: dict[str, RecordRow] = {}
+        for chunk in _chunks(list(ids)):
+            sql = f"SELECT {_REC_COLS} FROM records WHERE ns=? AND id IN ({_marks(len(chunk))})"
+            for r in self._db.execute(sql, (nid, *chunk)):
+                out[r[1]] = self._record(ns, r)
+        return out
+
+    def insert_records(self, ns: str, rows: list[RecordRow]) -> list[Memory]:
+        nid = self._wns(ns)
+        out = []
+        for r in rows:
+            m = r.memory
+            cur = self._db.execute(
+                "INSERT INTO records (ns, id, kind, content, sources, key, importance, meta, "
+                "target, created_at, seg, pos, extra) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    nid,
+                    m.id,
+                    m.kind,
+                    m.content,
+                    json.dumps(m.sources, ensure_ascii=False),
+                    m.key,
+                    m.importance,
+                    json.dumps(m.meta, ensure_ascii=False, sort_keys=True)
+                    if m.meta is not None
+                    else None,
+                    m.target,
+                    m.created_at,
+                    r.pos[0] if r.pos else None,
+                    r.pos[1] if r.pos else None,
+                    json.dumps(r.extra) if r.extra else None,
+                ),
+            )
+            out.append(replace(m, seq=int(cur.lastrowid or 0)))
+        return out
+
+    def set_record_positions(
+        self, ns: str, positions: list[tuple[str, Pos, tuple[Pos, ...]]]
+    ) -> None:
+        nid = self._wns(ns)
+        self._db.executemany(
+            "UPDATE records SET seg=?, pos=?, extra=? WHERE ns=? AND id=?",
+            (
+                (p[0], p[1], json.dumps(ex) if ex else None, nid, rid)
+                for rid, p, ex in positions
+            ),
+        )
+
+    def records_in_ranges(self, ns: str, ranges: Ranges) -> Iterator[RecordRow]:
+        nid = self._ns(ns)
+        if nid is None or not ranges:
+            return iter(())
+        rows = self._range_query(
+            ranges,
+            f"SELECT {', '.join('c.' + c for c in _REC_COLS.split(', '))} "
+            f"FROM r CROSS JOIN records c WHERE c.ns={nid} AND c.seg=r.seg AND c.pos<=r.upto",
+        )
+        return (self._record(ns, r) for r in list(rows))
+
+    def retractions_of(self, ns: str, target_ids: Iterable[str]) -> list[RecordRow]:
+        nid = self._ns(ns)
+        if nid is None:
+            return []
+        out = []
+        for chunk in _chunks(list(target_ids)):
+            sql = (
+                f"SELECT {_REC_COLS} FROM records WHERE ns=? "
+                f"AND target IN ({_marks(len(chunk))}) ORDER BY seq"
+            )
+            out.extend(self._record(ns, r) for r in self._db.execute(sql, (nid, *chunk)))
+        return out
+
+    def records_waiting_on(self, ns: str, event_ids: Iterable[str]) -> dict[str, list[str]]:
+        nid = self._ns(ns)
+        if nid is None:
+            return {}
+        if (
+            self._db.execute("SELECT 1 FROM record_waits WHERE ns=? LIMIT 1", (nid,)).fetchone()
+            is None
+        ):
+            return {}
+        out: dict[str, list[str]] = {}
+        for chunk in _chunks(list(event_ids)):
+            sql = (
+                "SELECT event, record FROM record_waits "
+                f"WHERE ns=? AND event IN ({_marks(len(chunk))})"
+            )
+            for e, r in self._db.execute(sql, (nid, *chunk)):
+                out.setdefault(e, []).append(r)
+        return out
+
+    def add_record_waits(self, ns: str, pairs: list[tuple[str, str]]) -> None:
+        nid = self._wns(ns)
+        self._db.executemany(
+            "INSERT OR IGNORE INTO record_waits VALUES (?,?,?)", ((nid, e, r) for e, r in pairs)
+        )
+
+    def drop_record_waits(self, ns: str, event_ids: list[str]) -> None:
+        nid = self._wns(ns)
+        self._db.executemany(
+            "DELETE FROM record_waits WHERE ns=? AND event=?", ((nid, e) for e in event_ids)
+        )
+
+    # branches -----------------------------------------------------------------
+    def get_branch(self, ns: str, name: str) -> str | None:
+        nid = self._ns(ns)
+        if nid is None:
+            return None
+        row = self._db.execute(
+            "SELECT head FROM branches WHERE ns=? AND name=?", (nid, name)
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_branch(self, ns: str, name: str, head: str) -> None:
+        nid = self._wns(ns)
+        self._db.execute(
+            "INSERT INTO branches VALUES (?,?,?) ON CONFLICT (ns, name) DO UPDATE SET head=excluded.head",
+            (nid, name, head),
+        )
+
+    def list_branches(self, ns: str) -> list[tuple[str, str]]:
+        nid = self._ns(ns)
+        if nid is None:
+            return []
+        return [
+            (str(a), str(b))
+            for a, b in self._db.execute(
+                "SELECT name, head FROM branches WHERE ns=? ORDER BY name", (nid,)
+            )
+        ]

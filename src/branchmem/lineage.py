@@ -1,0 +1,276 @@
+"""The ancestry index: segments, positions and ranges.
+
+The graph is cut into *segments*, chains in which every event's only parent
+is the event before it. A connected event sits at ``(segment, seq)``. A
+segment records its fork points (``parents``): the positions its first event
+hangs from (several after a merge). Segment ids grow in the order segments are
+made and a segment's fork points lie in older segments, so ordering events
+by ``(segment, seq)`` is a topological order.
+
+The ancestors of an anchor are then a few ranges ``segment -> up_to_seq``,
+one per fork on its path, whatever else the store holds.
+
+Events may arrive before their parents. Such an event *waits* (no position)
+until every parent is connected; then it and everything waiting on it are
+connected in one cascade. Visibility only reads positions, and a position
+never changes once given, so answers do not depend on arrival order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from .backends.base import Backend, EventRow, NewSegment, Pos
+from .errors import CycleError
+from .model import Event
+
+SegParents = Callable[[Iterable[int]], dict[int, tuple[Pos, ...]]]
+
+
+def ancestor_ranges(pos: Pos, seg_parents: SegParents) -> dict[int, int]:
+    """``segment -> highest ancestor seq`` for the event at ``pos`` (itself included).
+
+    Each segment's fork points are fetched once, so the cost follows the
+    number of segments on the path, not the depth or the store size.
+    """
+    seg, seq = pos
+    ranges = {seg: seq}
+    seen = {seg}
+    frontier = [seg]
+    while frontier:
+        found = seg_parents(frontier)
+        frontier = []
+        for s in sorted(found):
+            for ps, pq in found[s]:
+                if ranges.get(ps, -1) < pq:
+                    ranges[ps] = pq
+                if ps not in seen:
+                    seen.add(ps)
+                    frontier.append(ps)
+    return ranges
+
+
+def in_ranges(pos: Pos, ranges: dict[int, int]) -> bool:
+    return ranges.get(pos[0], -1) >= pos[1]
+
+
+def index_position(positions: list[Pos], seg_parents: SegParents) -> tuple[Pos, tuple[Pos, ...]]:
+    """Where the gate indexes a record whose sources sit at ``positions``.
+
+    If one source descends from all the others, the record is visible exactly
+    where that source is, so it alone is the index position. Otherwise the
+    record is indexed by one source and the others come back as ``extra``
+    positions, each checked on read.
+    """
+    unique = sorted(set(positions), reverse=True)
+    if len({s for s, _ in unique}) == 1:
+        return unique[0], ()
+    # Deeper segments are younger, so the likely descendant is tried first.
+    for cand in unique:
+        ranges = ancestor_ranges(cand, seg_parents)
+        if all(in_ranges(p, ranges) for p in unique):
+            return cand, ()
+    return unique[0], tuple(unique[1:])
+
+
+@dataclass
+class IngestPlan:
+    """What one batch of events changes; computed before anything is written."""
+
+    new_rows: list[EventRow] = field(default_factory=list)
+    connected_old: list[tuple[str, Pos]] = field(default_factory=list)
+    new_segments: list[NewSegment] = field(default_factory=list)
+    tips: dict[int, int] = field(default_factory=dict)
+    waits_add: list[tuple[str, str]] = field(default_factory=list)
+    waits_drop: list[str] = field(default_factory=list)
+    newly_connected: list[str] = field(default_factory=list)
+
+
+class Ingest:
+    """Plans the arrival of a batch of new events against a backend (reads only).
+
+    ``apply`` writes the plan; the caller holds the write transaction around
+    both, so a bad event anywhere in the batch leaves the store untouched.
+    """
+
+    def __init__(self, backend: Backend, ns: str, seg_parents: SegParents) -> None:
+        self.b = backend
+        self.ns = ns
+        self.seg_parents = seg_parents
+        self.rows: dict[str, EventRow | None] = {}
+        self.waits: dict[str, list[str]] = {}
+        self.db_waits: set[str] = set()
+        self.plan = IngestPlan()
+        self._next_seg: int | None = None
+        self._new_seg_parents: dict[int, tuple[Pos, ...]] = {}
+        self._new_ids: set[str] = set()
+
+    # lookups through the overlay ------------------------------------------
+    def prefetch(self, ids: Iterable[str]) -> None:
+        want = [i for i in ids if i not in self.rows]
+        if not want:
+            return
+        found = self.b.get_events(self.ns, want)
+        for i in want:
+            self.rows[i] = found.get(i)
+        pending = [i for i in want if (r := self.rows[i]) is None or r.pos is None]
+        if pending:
+            got = self.b.waiting_children(self.ns, pending)
+            for parent, children in got.items():
+                self.waits.setdefault(parent, []).extend(children)
+                self.db_waits.add(parent)
+            for i in pending:
+                self.waits.setdefault(i, [])
+
+    def row(self, event_id: str) -> EventRow | None:
+        if event_id not in self.rows:
+            self.prefetch([event_id])
+        return self.rows[event_id]
+
+    def _children(self, event_id: str) -> list[str]:
+        if event_id not in self.waits:
+            self.prefetch([event_id])
+        return self.waits.get(event_id, [])
+
+    def _tip(self, seg: int) -> int:
+        tip = self.plan.tips.get(seg)
+        if tip is None:
+            tip = self.b.segment_tips(self.ns, [seg])[seg]
+        return tip
+
+    def seg_parents_overlay(self, segs: Iterable[int]) -> dict[int, tuple[Pos, ...]]:
+        out: dict[int, tuple[Pos, ...]] = {}
+        rest = []
+        for s in segs:
+            if s in self._new_seg_parents:
+                out[s] = self._new_seg_parents[s]
+            else:
+                rest.append(s)
+        if rest:
+            out.update(self.seg_parents(rest))
+        return out
+
+    def pos_of(self, event_id: str) -> Pos | None:
+        r = self.row(event_id)
+        return None if r is None else r.pos
+
+    # planning ---------------------------------------------------------------
+    def add(self, event: Event) -> None:
+        """Plan one new event (the caller has checked it is new and valid)."""
+        row = EventRow(event, None)
+        self.rows[event.id] = row
+        self._new_ids.add(event.id)
+        self.waits.setdefault(event.id, [])
+        self.plan.new_rows.append(row)
+        if event.id in event.parents:
+            raise CycleError(event.id, self.ns)
+        unconnected = [p for p in event.parents if self.pos_of(p) is None]
+        if not unconnected:
+            self._connect(row)
+            return
+        if self._creates_cycle(event, unconnected):
+            raise CycleError(event.id, self.ns)
+        for p in unconnected:
+            self.waits.setdefault(p, []).append(event.id)
+            self.plan.waits_add.append((p, event.id))
+
+    def _creates_cycle(self, event: Event, unconnected: list[str]) -> bool:
+        """Is some parent of ``event`` also one of its (waiting) descendants?
+
+        Walks up from the parents and down from the event in step, stopping
+        when either side runs out: a chain arriving forwards under a missing
+        root and one arriving backwards both cost little.
+        """
+        targets = {p for p in unconnected if self.row(p) is not None}
+        if not targets:
+            return False
+        up, up_seen = list(targets), set(targets)
+        down, down_seen = [event.id], {event.id}
+        while up and down:
+            x = up.pop()
+            r = self.row(x)
+            if r is not None and r.pos is None:
+                for p in r.event.parents:
+                    if p == event.id:
+                        return True
+                    pr = self.row(p)
+                    if pr is not None and pr.pos is None and p not in up_seen:
+                        up_seen.add(p)
+                        up.append(p)
+            y = down.pop()
+            for c in self._children(y):
+                if c in targets:
+                    return True
+                if c not in down_seen:
+                    down_seen.add(c)
+                    down.append(c)
+        return False
+
+    def _new_segment(self, parents: tuple[Pos, ...]) -> Pos:
+        if self._next_seg is None:
+            self._next_seg = self.b.max_segment(self.ns) + 1
+        seg = self._next_seg
+        self._next_seg += 1
+        self.plan.new_segments.append(NewSegment(seg, parents))
+        self._new_seg_parents[seg] = parents
+        self.plan.tips[seg] = 0
+        return (seg, 0)
+
+    def _place(self, event: Event) -> Pos:
+        parents = event.parents
+        if not parents:
+            return self._new_segment(())
+        if len(parents) == 1:
+            ppos = self.pos_of(parents[0])
+            assert ppos is not None
+            seg, seq = ppos
+            if self._tip(seg) == seq:
+                self.plan.tips[seg] = seq + 1
+                return (seg, seq + 1)
+            return self._new_segment((ppos,))
+        positions = []
+        for p in parents:
+            pp = self.pos_of(p)
+            assert pp is not None
+            positions.append(pp)
+        return self._new_segment(tuple(positions))
+
+    def _connect(self, first: EventRow) -> None:
+        stack = [first]
+        while stack:
+            row = stack.pop()
+            if row.pos is not None:
+                continue
+            row.pos = self._place(row.event)
+            eid = row.event.id
+            self.plan.newly_connected.append(eid)
+            if eid not in self._new_ids:
+                self.plan.connected_old.append((eid, row.pos))
+            children = self.waits.pop(eid, [])
+            if eid in self.db_waits:
+                self.plan.waits_drop.append(eid)
+            # Reversed so that children connect in the order they arrived.
+            for c in reversed(children):
+                crow = self.row(c)
+                if crow is None or crow.pos is not None:
+                    continue
+                if all(self.pos_of(p) is not None for p in crow.event.parents):
+                    stack.append(crow)
+
+    def apply(self) -> IngestPlan:
+        """Write the plan through the backend (inside the caller's transaction)."""
+        plan = self.plan
+        b, ns = self.b, self.ns
+        if plan.new_segments or plan.tips:
+            b.put_segments(ns, plan.new_segments, plan.tips)
+        if plan.new_rows:
+            b.insert_events(ns, plan.new_rows)
+        if plan.connected_old:
+            b.set_event_positions(ns, plan.connected_old)
+        if plan.waits_drop:
+            b.drop_waits(ns, plan.waits_drop)
+        live = [(p, c) for p, c in plan.waits_add if self.pos_of(p) is None]
+        if live:
+            b.add_waits(ns, live)
+        return plan

@@ -1,0 +1,172 @@
+"""Plain frozen dataclasses that cross the public boundary: events and memories."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+KINDS = ("episodic", "semantic", "procedural", "working")
+"""The memory types a caller may store."""
+
+RETRACTION = "retraction"
+"""Kind of the gated records written by `Store.retract` (never a caller's kind)."""
+
+ROLES = ("user", "assistant", "tool", "system", "note")
+
+
+@dataclass(frozen=True)
+class Event:
+    """A node of the history graph: a message, a tool call, an observation, a note.
+
+    ``parents`` is empty for a root, one id for an ordinary message, several
+    for a merge. Events are immutable once stored.
+
+    >>> Event("e2", parents=("e1",), content="我下个月搬去成都。").parent
+    'e1'
+    """
+
+    id: str
+    parents: tuple[str, ...] = ()
+    role: str = "user"
+    content: str = ""
+    namespace: str = "default"
+    meta: dict[str, Any] | None = None
+    created_at: float = field(default=0.0, compare=False)
+
+    @property
+    def parent(self) -> str | list[str] | None:
+        """The parent as callers pass it: ``None``, an id, or a list for a merge."""
+        if not self.parents:
+            return None
+        if len(self.parents) == 1:
+            return self.parents[0]
+        return list(self.parents)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "parent": self.parent,
+            "role": self.role,
+            "content": self.content,
+            "namespace": self.namespace,
+            "meta": self.meta,
+            "created_at": self.created_at,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Event:
+        parents = data.get("parents", data.get("parent"))
+        return cls(
+            id=data["id"],
+            parents=normalize_parents(parents),
+            role=data.get("role", "user"),
+            content=data.get("content", ""),
+            namespace=data.get("namespace", "default"),
+            meta=data.get("meta"),
+            created_at=float(data.get("created_at", 0.0)),
+        )
+
+
+@dataclass(frozen=True)
+class Memory:
+    """A derived record: a fact, summary, profile, edge, or a retraction.
+
+    ``sources`` are the events it was derived from; it is visible at an
+    anchor only if every source is the anchor or one of its ancestors.
+    A retraction has ``kind == "retraction"`` and names its ``target``.
+    ``seq`` is the store's write order, used for deterministic ordering.
+    """
+
+    id: str
+    content: str
+    sources: tuple[str, ...]
+    kind: str = "semantic"
+    key: str | None = None
+    importance: float = 0.5
+    namespace: str = "default"
+    meta: dict[str, Any] | None = None
+    target: str | None = None
+    created_at: float = field(default=0.0, compare=False)
+    seq: int = field(default=0, compare=False)
+
+    @property
+    def is_retraction(self) -> bool:
+        return self.target is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["sources"] = list(self.sources)
+        return d
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Memory:
+        return cls(
+            id=data["id"],
+            content=data.get("content", ""),
+            sources=tuple(data["sources"]),
+            kind=data.get("kind", "semantic"),
+            key=data.get("key"),
+            importance=float(data.get("importance", 0.5)),
+            namespace=data.get("namespace", "default"),
+            meta=data.get("meta"),
+            target=data.get("target"),
+            created_at=float(data.get("created_at", 0.0)),
+            seq=int(data.get("seq", 0)),
+        )
+
+
+@dataclass(frozen=True)
+class Branch:
+    """A named, movable pointer to an event (its head)."""
+
+    name: str
+    head: str
+    namespace: str = "default"
+
+
+@dataclass(frozen=True)
+class SourceStatus:
+    """Where one source of a record stands relative to an anchor."""
+
+    event_id: str
+    state: str  # "on_path", "off_path", "not_connected" or "missing"
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Why a record is visible or hidden at an anchor."""
+
+    memory_id: str
+    at: str | None
+    visible: bool
+    reason: str
+    sources: tuple[SourceStatus, ...] = ()
+    hidden_by: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return self.reason
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["sources"] = [asdict(s) for s in self.sources]
+        d["hidden_by"] = list(self.hidden_by)
+        return d
+
+
+def normalize_parents(parent: Any) -> tuple[str, ...]:
+    """``None`` -> ``()``, ``"e1"`` -> ``("e1",)``, a list -> a tuple (order kept)."""
+    if parent is None:
+        return ()
+    if isinstance(parent, str):
+        return (parent,)
+    if isinstance(parent, (list, tuple)):
+        return tuple(parent)
+    return (parent,)  # rejected later by validation with a clear message
+
+
+def dumps_meta(meta: dict[str, Any] | None) -> str | None:
+    """Canonical JSON for meta (sorted keys), or None."""
+    if meta is None:
+        return None
+    return json.dumps(meta, ensure_ascii=False, sort_keys=True, allow_nan=False)

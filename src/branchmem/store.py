@@ -1,0 +1,650 @@
+"""`Store`: the one front door. The gate and every rule above storage live here.
+
+A derived record is visible at an anchor iff every one of its sources is the
+anchor or one of its ancestors, and no retraction of it is visible there.
+Switching branches only moves the anchor; nothing is tagged or rewritten.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from .backends.base import Backend, EventRow, Pos, RecordRow
+from .backends.memory import MemoryBackend
+from .errors import (
+    ConflictingEvent,
+    ConflictingRecord,
+    InvalidInput,
+    NameClash,
+    UnknownAnchor,
+    UnknownBranch,
+    UnknownEvent,
+    UnknownMemory,
+)
+from .lineage import Ingest, ancestor_ranges, in_ranges, index_position
+from .model import RETRACTION, Branch, Event, Explanation, Memory, SourceStatus
+from .validate import (
+    check_id,
+    check_importance,
+    check_key,
+    check_kind,
+    check_meta,
+    check_namespace,
+    check_parents,
+    check_role,
+    check_sources,
+    check_text,
+)
+
+_EVENT_KEYS = frozenset({"id", "parent", "parents", "role", "content", "namespace", "meta"})
+
+
+class Store:
+    """A memory store whose history is a tree (or a DAG).
+
+    ``Store()`` or ``Store(":memory:")`` keeps everything in memory;
+    ``Store("mem.db")`` opens (or creates) an SQLite file.
+
+    >>> store = Store()
+    >>> _ = store.add_event("e1", role="user", content="你好，我在准备搬家。")
+    >>> _ = store.add_event("e2", parent="e1", content="我下个月搬去成都。")
+    >>> fact = store.add_memory("用户下个月搬去成都", sources=["e2"])
+    >>> _ = store.add_event("e2b", parent="e1", content="我下个月搬去杭州。")
+    >>> store.memories(at="e2b")
+    []
+    >>> [m.content for m in store.memories(at="e2")]
+    ['用户下个月搬去成都']
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        backend: Backend | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if backend is not None:
+            self._b: Backend = backend
+        elif path is None or str(path) == ":memory:":
+            self._b = MemoryBackend()
+        else:
+            from .backends.sqlite import SQLiteBackend
+
+            self._b = SQLiteBackend(os.fspath(path))
+        self._clock = clock
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the backend (the SQLite connection). The store is unusable after."""
+        self._b.close()
+
+    def _seg_parents(self, ns: str) -> Callable[[Iterable[int]], dict[int, tuple[Pos, ...]]]:
+        b = self._b
+        return lambda segs: b.segment_parents(ns, segs)
+
+    # ------------------------------------------------------------------ events
+    def add_event(
+        self,
+        id: str,
+        *,
+        parent: str | Sequence[str] | None = None,
+        role: str = "user",
+        content: str = "",
+        namespace: str = "default",
+        meta: dict[str, Any] | None = None,
+    ) -> Event:
+        """Add one event (a message, tool call, note) under ``parent``.
+
+        ``parent`` may be ``None`` (a root), an id, or a list of ids (a merge),
+        and may not have arrived yet: the event then waits, hidden, until it
+        does. Re-adding an identical event is a no-op.
+
+        >>> store = Store()
+        >>> store.add_event("e1", content="你好").id
+        'e1'
+        """
+        return self.add_events(
+            [
+                {
+                    "id": id,
+                    "parent": parent,
+                    "role": role,
+                    "content": content,
+                    "namespace": namespace,
+                    "meta": meta,
+                }
+            ]
+        )[0]
+
+    def add_events(self, events: Iterable[Event | Mapping[str, Any]]) -> list[Event]:
+        """Add many events in one transaction, in the given order.
+
+        Each item is an `Event` or a dict with ``id`` and optionally
+        ``parent``, ``role``, ``content``, ``namespace``, ``meta``. Parents may
+        come later in the list (or in a later call). If any item is invalid,
+        nothing is added.
+
+        >>> store = Store()
+        >>> [e.id for e in store.add_events([{"id": "b", "parent": "a"}, {"id": "a"}])]
+        ['b', 'a']
+        """
+        now = self._clock()
+        checked = [self._check_event(e, now) for e in events]
+        by_ns: dict[str, list[int]] = {}
+        for i, ev in enumerate(checked):
+            by_ns.setdefault(ev.namespace, []).append(i)
+        out: list[Event] = list(checked)
+        with self._b.transaction():
+            for ns, idxs in by_ns.items():
+                for i, ev in zip(idxs, self._ingest(ns, [checked[i] for i in idxs])):
+                    out[i] = ev
+        return out
+
+    def _check_event(self, item: Event | Mapping[str, Any], now: float) -> Event:
+        if isinstance(item, Event):
+            d: Mapping[str, Any] = {
+                "id": item.id,
+                "parents": item.parents,
+                "role": item.role,
+                "content": item.content,
+                "namespace": item.namespace,
+                "meta": item.meta,
+            }
+        elif isinstance(item, Mapping):
+            d = item
+            unknown = set(d) - _EVENT_KEYS
+            if unknown:
+                raise InvalidInput(
+                    f"unknown event field(s) {sorted(unknown)}; an event has "
+                    f"{', '.join(sorted(_EVENT_KEYS))}"
+                )
+        else:
+            raise InvalidInput(f"an event is an Event or a dict, got {type(item).__name__}")
+        eid = check_id(d.get("id"), "event id")
+        raw_parent = d.get("parents", d.get("parent"))
+        return Event(
+            id=eid,
+            parents=check_parents(eid, raw_parent),
+            role=check_role(d.get("role", "user")),
+            content=check_text(d.get("content", ""), f"content of event {eid!r}"),
+            namespace=check_namespace(d.get("namespace", "default")),
+            meta=check_meta(d.get("meta")),
+            created_at=now,
+        )
+
+    def _ingest(self, ns: str, events: list[Event]) -> list[Event]:
+        ingest = Ingest(self._b, ns, self._seg_parents(ns))
+        ingest.prefetch(dict.fromkeys([e.id for e in events] + [p for e in events for p in e.parents]))
+        names = {n for n, _ in self._b.list_branches(ns)}
+        out = []
+        for ev in events:
+            if ev.id in names:
+                raise NameClash(ev.id, ns, "a branch")
+            old = ingest.row(ev.id)
+            if old is not None:
+                _same_event(old.event, ev)
+                out.append(old.event)
+                continue
+            ingest.add(ev)
+            out.append(ev)
+        plan = ingest.apply()
+        if plan.newly_connected:
+            self._index_waiting_records(ns, ingest, plan.newly_connected)
+        return out
+
+    def _index_waiting_records(self, ns: str, ingest: Ingest, connected: list[str]) -> None:
+        waiting = self._b.records_waiting_on(ns, connected)
+        if not waiting:
+            return
+        rids = list(dict.fromkeys(r for rs in waiting.values() for r in rs))
+        rows = self._b.get_records(ns, rids)
+        updates = []
+        for rid in rids:
+            positions = [ingest.pos_of(s) for s in rows[rid].memory.sources]
+            if all(p is not None for p in positions):
+                pos, extra = index_position(
+                    [p for p in positions if p is not None], ingest.seg_parents_overlay
+                )
+                updates.append((rid, pos, extra))
+        if updates:
+            self._b.set_record_positions(ns, updates)
+        self._b.drop_record_waits(ns, list(waiting))
+
+    # ----------------------------------------------------------------- records
+    def add_memory(
+        self,
+        content: str,
+        *,
+        sources: Sequence[str],
+        kind: str = "semantic",
+        key: str | None = None,
+        importance: float = 0.5,
+        namespace: str = "default",
+        meta: dict[str, Any] | None = None,
+        id: str | None = None,
+    ) -> Memory:
+        """Store a derived record sourced from ``sources`` (event ids).
+
+        Sources that have not arrived are allowed: the record stays hidden
+        until they arrive and connect. Re-adding the same ``id`` with the
+        same fields returns the stored record.
+
+        >>> store = Store()
+        >>> _ = store.add_event("e1", content="我对花生过敏。")
+        >>> store.add_memory("用户对花生过敏", sources=["e1"], key="allergy").key
+        'allergy'
+        """
+        ns = check_namespace(namespace)
+        mem = Memory(
+            id=check_id(id, "memory id") if id is not None else _new_id(),
+            content=check_text(content, "content"),
+            sources=check_sources(sources),
+            kind=check_kind(kind),
+            key=check_key(key),
+            importance=check_importance(importance),
+            namespace=ns,
+            meta=check_meta(meta),
+            created_at=self._clock(),
+        )
+        with self._b.transaction():
+            return self._insert_records(ns, [mem])[0]
+
+    def retract(
+        self,
+        memory_id: str,
+        *,
+        sources: Sequence[str],
+        namespace: str = "default",
+        id: str | None = None,
+    ) -> Memory:
+        """Hide ``memory_id`` wherever this retraction's own sources are on the path.
+
+        On a branch where the sources are not ancestors, the memory stays.
+
+        >>> store = Store()
+        >>> _ = store.add_events([{"id": "e1"}, {"id": "e2", "parent": "e1"}])
+        >>> m = store.add_memory("用户对花生过敏", sources=["e1"])
+        >>> _ = store.retract(m.id, sources=["e2"])
+        >>> store.visible(m.id, at="e1"), store.visible(m.id, at="e2")
+        (True, False)
+        """
+        ns = check_namespace(namespace)
+        rec = self._retraction(ns, memory_id, sources, id)
+        with self._b.transaction():
+            self._target(ns, memory_id)
+            return self._insert_records(ns, [rec])[0]
+
+    def supersede(
+        self,
+        memory_id: str,
+        content: str,
+        *,
+        sources: Sequence[str],
+        namespace: str = "default",
+        **fields: Any,
+    ) -> Memory:
+        """Replace a record: a retraction of it plus a new record, both from ``sources``.
+
+        ``fields`` (``kind``, ``key``, ``importance``, ``meta``, ``id``) default
+        to the old record's. Returns the new record.
+
+        >>> store = Store()
+        >>> _ = store.add_events([{"id": "e1"}, {"id": "e2", "parent": "e1"}])
+        >>> old = store.add_memory("预算3000", sources=["e1"], key="budget")
+        >>> new = store.supersede(old.id, "预算4000", sources=["e2"])
+        >>> [m.content for m in store.memories(at="e2")]
+        ['预算4000']
+        """
+        ns = check_namespace(namespace)
+        allowed = {"kind", "key", "importance", "meta", "id"}
+        if set(fields) - allowed:
+            raise InvalidInput(
+                f"supersede() got unknown field(s) {sorted(set(fields) - allowed)}; "
+                f"it takes {', '.join(sorted(allowed))}"
+            )
+        retraction = self._retraction(ns, memory_id, sources, None)
+        with self._b.transaction():
+            old = self._target(ns, memory_id)
+            new_id = fields.get("id")
+            mem = Memory(
+                id=check_id(new_id, "memory id") if new_id is not None else _new_id(),
+                content=check_text(content, "content"),
+                sources=retraction.sources,
+                kind=check_kind(fields.get("kind", old.kind)),
+                key=check_key(fields.get("key", old.key)),
+                importance=check_importance(fields.get("importance", old.importance)),
+                namespace=ns,
+                meta=check_meta(fields.get("meta", old.meta)),
+                created_at=self._clock(),
+            )
+            return self._insert_records(ns, [retraction, mem])[1]
+
+    def _retraction(
+        self, ns: str, memory_id: str, sources: Sequence[str], rid: str | None
+    ) -> Memory:
+        target = check_id(memory_id, "memory id")
+        return Memory(
+            id=check_id(rid, "retraction id") if rid is not None else _new_id(),
+            content=f"retracts {target}",
+            sources=check_sources(sources),
+            kind=RETRACTION,
+            namespace=ns,
+            target=target,
+            importance=0.0,
+            created_at=self._clock(),
+        )
+
+    def _target(self, ns: str, memory_id: str) -> Memory:
+        row = self._b.get_records(ns, [memory_id]).get(memory_id)
+        if row is None:
+            raise UnknownMemory(memory_id, ns)
+        if row.memory.target is not None:
+            raise InvalidInput(
+                f"{memory_id!r} is itself a retraction; retract or supersede the "
+                "memory it targets instead"
+            )
+        return row.memory
+
+    def _insert_records(self, ns: str, mems: list[Memory]) -> list[Memory]:
+        existing = self._b.get_records(ns, [m.id for m in mems])
+        fresh = []
+        result: dict[str, Memory] = {}
+        for m in mems:
+            old = existing.get(m.id)
+            if old is not None:
+                if not _same_record(old.memory, m):
+                    raise ConflictingRecord(m.id, ns)
+                result[m.id] = old.memory
+            else:
+                fresh.append(m)
+        if len({m.id for m in fresh}) != len(fresh):
+            raise InvalidInput("two records in one write share an id")
+        events = self._b.get_events(ns, {s for m in fresh for s in m.sources})
+        seg_parents = self._seg_parents(ns)
+        rows, waits = [], []
+        for m in fresh:
+            positions = [r.pos if (r := events.get(s)) is not None else None for s in m.sources]
+            if all(p is not None for p in positions):
+                pos, extra = index_position([p for p in positions if p is not None], seg_parents)
+                rows.append(RecordRow(m, pos, extra))
+            else:
+                rows.append(RecordRow(m, None, ()))
+                waits += [(s, m.id) for s, p in zip(m.sources, positions) if p is None]
+        for stored in self._b.insert_records(ns, rows):
+            result[stored.id] = stored
+        if waits:
+            self._b.add_record_waits(ns, waits)
+        return [result[m.id] for m in mems]
+
+    # ------------------------------------------------------------------- reads
+    def _anchor(self, ns: str, at: Any) -> tuple[str, Pos | None]:
+        """The anchor's event id and position (None while it waits for a parent)."""
+        if not isinstance(at, str) or not at:
+            raise InvalidInput(
+                f"`at` must be an event id or a branch name (a non-empty string), got {at!r}"
+            )
+        row = self._b.get_events(ns, [at]).get(at)
+        if row is None:
+            head = self._b.get_branch(ns, at)
+            if head is None:
+                raise UnknownAnchor(at, ns)
+            row = self._b.get_events(ns, [head]).get(head)
+            if row is None:  # a branch always points at a stored event
+                raise UnknownAnchor(at, ns)
+        return row.event.id, row.pos
+
+    def _ranges(self, ns: str, at: Any) -> dict[int, int] | None:
+        _, pos = self._anchor(ns, at)
+        if pos is None:
+            return None
+        return ancestor_ranges(pos, self._seg_parents(ns))
+
+    def memories(
+        self, *, at: str | None, kind: str | None = None, namespace: str = "default"
+    ) -> list[Memory]:
+        """Every record visible at ``at`` (an event id or branch name), oldest first.
+
+        ``at=None`` returns ``[]``: a read without an anchor sees nothing.
+
+        >>> Store().memories(at=None)
+        []
+        """
+        ns = check_namespace(namespace)
+        if kind is not None and kind != RETRACTION:
+            check_kind(kind)
+        if at is None:
+            return []
+        with self._b.reading():
+            ranges = self._ranges(ns, at)
+            if ranges is None:
+                return []
+            rows = self._b.records_in_ranges(ns, ranges)
+            live: list[Memory] = []
+            retracted: set[str] = set()
+            for r in rows:
+                if r.extra and not all(in_ranges(p, ranges) for p in r.extra):
+                    continue
+                m = r.memory
+                if m.target is not None:
+                    retracted.add(m.target)
+                    if kind == RETRACTION:
+                        live.append(m)
+                elif kind is None or m.kind == kind:
+                    live.append(m)
+        if kind == RETRACTION:
+            out = live
+        else:
+            out = [m for m in live if m.id not in retracted] if retracted else live
+        out.sort(key=_by_seq)
+        return out
+
+    def visible(self, memory_id: str, *, at: str | None, namespace: str = "default") -> bool:
+        """Is ``memory_id`` visible at ``at``? ``at=None`` is always False.
+
+        >>> store = Store()
+        >>> _ = store.add_event("e1")
+        >>> m = store.add_memory("x", sources=["e1"])
+        >>> store.visible(m.id, at="e1"), store.visible(m.id, at=None)
+        (True, False)
+        """
+        ns = check_namespace(namespace)
+        with self._b.reading():
+            row = self._b.get_records(ns, [check_id(memory_id, "memory id")]).get(memory_id)
+            if row is None:
+                raise UnknownMemory(memory_id, ns)
+            if at is None:
+                return False
+            ranges = self._ranges(ns, at)
+            if ranges is None or not _gated_in(row, ranges):
+                return False
+            if row.memory.target is not None:
+                return True
+            return not any(_gated_in(r, ranges) for r in self._b.retractions_of(ns, [memory_id]))
+
+    def explain(
+        self, memory_id: str, *, at: str | None, namespace: str = "default"
+    ) -> Explanation:
+        """Why ``memory_id`` is visible or hidden at ``at``: each source's state, and
+        which retraction hides it.
+
+        >>> store = Store()
+        >>> _ = store.add_events([{"id": "e1"}, {"id": "e2", "parent": "e1"},
+        ...                       {"id": "e2b", "parent": "e1"}])
+        >>> m = store.add_memory("用户下个月搬去成都", sources=["e2"])
+        >>> print(store.explain(m.id, at="e2b"))
+        hidden at 'e2b': source 'e2' is not on the path to 'e2b'
+        """
+        ns = check_namespace(namespace)
+        with self._b.reading():
+            row = self._b.get_records(ns, [check_id(memory_id, "memory id")]).get(memory_id)
+            if row is None:
+                raise UnknownMemory(memory_id, ns)
+            if at is None:
+                return Explanation(
+                    memory_id, None, False, "hidden: no anchor was given, and a read "
+                    "without an anchor sees nothing"
+                )
+            anchor_id, pos = self._anchor(ns, at)
+            where = f"{at!r}" if anchor_id == at else f"{at!r} (head {anchor_id!r})"
+            if pos is None:
+                return Explanation(
+                    memory_id, at, False, f"hidden at {where}: the anchor is waiting for "
+                    "a parent that has not arrived, so nothing is visible there yet"
+                )
+            ranges = ancestor_ranges(pos, self._seg_parents(ns))
+            sources = _source_states(self._b.get_events(ns, row.memory.sources), row, ranges)
+            bad = [s for s in sources if s.state != "on_path"]
+            if bad:
+                return Explanation(
+                    memory_id, at, False, f"hidden at {where}: " + "; ".join(
+                        _why(s, anchor_id) for s in bad
+                    ), sources
+                )
+            if row.memory.target is None:
+                hiders = tuple(
+                    r.memory.id
+                    for r in self._b.retractions_of(ns, [memory_id])
+                    if _gated_in(r, ranges)
+                )
+                if hiders:
+                    return Explanation(
+                        memory_id, at, False, f"hidden at {where}: retracted by "
+                        f"{', '.join(map(repr, hiders))}, whose sources are on the path",
+                        sources, hiders,
+                    )
+            names = ", ".join(repr(s.event_id) for s in sources)
+            return Explanation(
+                memory_id, at, True,
+                f"visible at {where}: every source ({names}) is on the path", sources,
+            )
+
+    def path(self, at: str | None, namespace: str = "default") -> list[Event]:
+        """The anchor's ancestors and itself, root first (a topological order for merges).
+
+        An anchor still waiting for a parent has no path yet (``[]``).
+
+        >>> store = Store()
+        >>> _ = store.add_events([{"id": "e1"}, {"id": "e2", "parent": "e1"}])
+        >>> [e.id for e in store.path("e2")]
+        ['e1', 'e2']
+        """
+        ns = check_namespace(namespace)
+        if at is None:
+            return []
+        with self._b.reading():
+            ranges = self._ranges(ns, at)
+            if ranges is None:
+                return []
+            return [r.event for r in self._b.events_in_ranges(ns, ranges)]
+
+    def get_event(self, event_id: str, namespace: str = "default") -> Event:
+        """The stored event, or `UnknownEvent`."""
+        ns = check_namespace(namespace)
+        with self._b.reading():
+            row = self._b.get_events(ns, [check_id(event_id, "event id")]).get(event_id)
+        if row is None:
+            raise UnknownEvent(event_id, ns)
+        return row.event
+
+    def get_memory(self, memory_id: str, namespace: str = "default") -> Memory:
+        """The stored record (whatever its visibility), or `UnknownMemory`."""
+        ns = check_namespace(namespace)
+        with self._b.reading():
+            row = self._b.get_records(ns, [check_id(memory_id, "memory id")]).get(memory_id)
+        if row is None:
+            raise UnknownMemory(memory_id, ns)
+        return row.memory
+
+    # ---------------------------------------------------------------- branches
+    def set_branch(self, name: str, event_id: str, *, namespace: str = "default") -> Branch:
+        """Point branch ``name`` at ``event_id`` (creating or moving it).
+
+        >>> store = Store()
+        >>> _ = store.add_event("e1")
+        >>> store.set_branch("main", "e1").head
+        'e1'
+        """
+        ns = check_namespace(namespace)
+        check_id(name, "branch name")
+        check_id(event_id, "event id")
+        with self._b.transaction():
+            found = self._b.get_events(ns, [name, event_id])
+            if name in found:
+                raise NameClash(name, ns, "an event")
+            if event_id not in found:
+                raise UnknownEvent(event_id, ns)
+            self._b.set_branch(ns, name, event_id)
+        return Branch(name, event_id, ns)
+
+    def branch_head(self, name: str, *, namespace: str = "default") -> str:
+        """The event id branch ``name`` points at, or `UnknownBranch`."""
+        ns = check_namespace(namespace)
+        with self._b.reading():
+            head = self._b.get_branch(ns, check_id(name, "branch name"))
+        if head is None:
+            raise UnknownBranch(name, ns)
+        return head
+
+    def branches(self, *, namespace: str = "default") -> list[Branch]:
+        """Every branch of the namespace, sorted by name."""
+        ns = check_namespace(namespace)
+        with self._b.reading():
+            return [Branch(n, h, ns) for n, h in self._b.list_branches(ns)]
+
+
+def _new_id() -> str:
+    return "m_" + uuid.uuid4().hex
+
+
+def _by_seq(m: Memory) -> int:
+    return m.seq
+
+
+def _gated_in(row: RecordRow, ranges: dict[int, int]) -> bool:
+    if row.pos is None or not in_ranges(row.pos, ranges):
+        return False
+    return all(in_ranges(p, ranges) for p in row.extra)
+
+
+def _same_event(old: Event, new: Event) -> None:
+    for field in ("parents", "role", "content", "meta"):
+        if getattr(old, field) != getattr(new, field):
+            raise ConflictingEvent(new.id, new.namespace, "parent" if field == "parents" else field)
+
+
+def _same_record(a: Memory, b: Memory) -> bool:
+    keys = ("content", "sources", "kind", "key", "importance", "meta", "target")
+    return all(getattr(a, k) == getattr(b, k) for k in keys)
+
+
+def _source_states(
+    events: dict[str, EventRow], row: RecordRow, ranges: dict[int, int]
+) -> tuple[SourceStatus, ...]:
+    out = []
+    for s in row.memory.sources:
+        r = events.get(s)
+        if r is None:
+            state = "missing"
+        elif r.pos is None:
+            state = "not_connected"
+        else:
+            state = "on_path" if in_ranges(r.pos, ranges) else "off_path"
+        out.append(SourceStatus(s, state))
+    return tuple(out)
+
+
+def _why(s: SourceStatus, anchor: str) -> str:
+    if s.state == "missing":
+        return f"source {s.event_id!r} has not arrived"
+    if s.state == "not_connected":
+        return f"source {s.event_id!r} is waiting for a parent that has not arrived"
+    return f"source {s.event_id!r} is not on the path to {anchor!r}"
