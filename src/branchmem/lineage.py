@@ -63,6 +63,8 @@ def index_position(positions: list[Pos], seg_parents: SegParents) -> tuple[Pos, 
     record is indexed by one source and the others come back as ``extra``
     positions, each checked on read.
     """
+    if len(positions) == 1:
+        return positions[0], ()
     unique = sorted(set(positions), reverse=True)
     if len({s for s, _ in unique}) == 1:
         return unique[0], ()
@@ -108,20 +110,21 @@ class Ingest:
 
     # lookups through the overlay ------------------------------------------
     def prefetch(self, ids: Iterable[str]) -> None:
-        want = [i for i in ids if i not in self.rows]
+        rows = self.rows
+        want = [i for i in ids if i not in rows]
         if not want:
             return
         found = self.b.get_events(self.ns, want)
-        for i in want:
-            self.rows[i] = found.get(i)
-        pending = [i for i in want if (r := self.rows[i]) is None or r.pos is None]
-        if pending:
-            got = self.b.waiting_children(self.ns, pending)
-            for parent, children in got.items():
-                self.waits.setdefault(parent, []).extend(children)
-                self.db_waits.add(parent)
-            for i in pending:
-                self.waits.setdefault(i, [])
+        rows.update(dict.fromkeys(want))
+        rows.update(found)
+        # Backends answer from an emptiness check when nothing waits (the usual case),
+        # so the generator is often never consumed.
+        got = self.b.waiting_children(
+            self.ns, (i for i in want if (r := found.get(i)) is None or r.pos is None)
+        )
+        for parent, children in got.items():
+            self.waits.setdefault(parent, []).extend(children)
+            self.db_waits.add(parent)
 
     def row(self, event_id: str) -> EventRow | None:
         if event_id not in self.rows:
@@ -159,21 +162,45 @@ class Ingest:
     def add(self, event: Event) -> None:
         """Plan one new event (the caller has checked it is new and valid)."""
         row = EventRow(event, None)
-        self.rows[event.id] = row
-        self._new_ids.add(event.id)
-        self.waits.setdefault(event.id, [])
-        self.plan.new_rows.append(row)
-        if event.id in event.parents:
-            raise CycleError(event.id, self.ns)
-        unconnected = [p for p in event.parents if self.pos_of(p) is None]
+        rows = self.rows
+        eid = event.id
+        rows[eid] = row
+        self._new_ids.add(eid)
+        plan = self.plan
+        plan.new_rows.append(row)
+        parents = event.parents
+        if len(parents) == 1:
+            p = parents[0]
+            prow = rows[p] if p in rows else self.row(p)
+            if prow is not None and prow.pos is not None:
+                # The common case, inlined: a reply to a connected message.
+                seg, seq = ppos = prow.pos
+                tips = plan.tips
+                tip = tips.get(seg)
+                if tip is None:
+                    tip = self._tip(seg)
+                if tip == seq:
+                    tips[seg] = seq + 1
+                    row.pos = (seg, seq + 1)
+                else:
+                    row.pos = self._new_segment((ppos,))
+                plan.newly_connected.append(eid)
+                if self.waits.get(eid):
+                    self._cascade(eid)
+                return
+        elif eid in parents:
+            raise CycleError(eid, self.ns)
+        unconnected = [
+            p for p in parents if (r := rows[p] if p in rows else self.row(p)) is None or r.pos is None
+        ]
         if not unconnected:
             self._connect(row)
             return
-        if self._creates_cycle(event, unconnected):
-            raise CycleError(event.id, self.ns)
+        if eid in unconnected or self._creates_cycle(event, unconnected):
+            raise CycleError(eid, self.ns)
         for p in unconnected:
-            self.waits.setdefault(p, []).append(event.id)
-            self.plan.waits_add.append((p, event.id))
+            self.waits.setdefault(p, []).append(eid)
+            plan.waits_add.append((p, eid))
 
     def _creates_cycle(self, event: Event, unconnected: list[str]) -> bool:
         """Is some parent of ``event`` also one of its (waiting) descendants?
@@ -237,6 +264,7 @@ class Ingest:
         return self._new_segment(tuple(positions))
 
     def _connect(self, first: EventRow) -> None:
+        """Give ``first`` a position, then everything that was waiting only on it."""
         stack = [first]
         while stack:
             row = stack.pop()
@@ -247,16 +275,28 @@ class Ingest:
             self.plan.newly_connected.append(eid)
             if eid not in self._new_ids:
                 self.plan.connected_old.append((eid, row.pos))
-            children = self.waits.pop(eid, [])
-            if eid in self.db_waits:
-                self.plan.waits_drop.append(eid)
-            # Reversed so that children connect in the order they arrived.
-            for c in reversed(children):
-                crow = self.row(c)
-                if crow is None or crow.pos is not None:
-                    continue
-                if all(self.pos_of(p) is not None for p in crow.event.parents):
-                    stack.append(crow)
+            stack.extend(self._ready_children(eid))
+
+    def _cascade(self, eid: str) -> None:
+        """``eid`` just connected: connect the events waiting on it that are now ready."""
+        for child in self._ready_children(eid):
+            self._connect(child)
+
+    def _ready_children(self, eid: str) -> list[EventRow]:
+        children = self.waits.pop(eid, None)
+        if not children:
+            return []
+        if eid in self.db_waits:
+            self.plan.waits_drop.append(eid)
+        ready = []
+        # Reversed so that, popped from a stack, children connect in arrival order.
+        for c in reversed(children):
+            crow = self.row(c)
+            if crow is None or crow.pos is not None:
+                continue
+            if all(self.pos_of(p) is not None for p in crow.event.parents):
+                ready.append(crow)
+        return ready
 
     def apply(self) -> IngestPlan:
         """Write the plan through the backend (inside the caller's transaction)."""

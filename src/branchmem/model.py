@@ -154,6 +154,67 @@ class Explanation:
         return d
 
 
+_new = object.__new__
+
+
+def make_event(
+    id: str,
+    parents: tuple[str, ...],
+    role: str,
+    content: str,
+    namespace: str,
+    meta: dict[str, Any] | None,
+    created_at: float,
+) -> Event:
+    """Build an `Event` from already-checked fields without the dataclass __init__.
+
+    Batch ingest and SQLite reads build one object per row; the frozen
+    dataclass __init__ (a guarded setattr per field) doubles their cost.
+    """
+    e: Event = _new(Event)
+    e.__dict__.update(
+        id=id,
+        parents=parents,
+        role=role,
+        content=content,
+        namespace=namespace,
+        meta=meta,
+        created_at=created_at,
+    )
+    return e
+
+
+def make_memory(
+    id: str,
+    content: str,
+    sources: tuple[str, ...],
+    kind: str,
+    key: str | None,
+    importance: float,
+    namespace: str,
+    meta: dict[str, Any] | None,
+    target: str | None,
+    created_at: float,
+    seq: int,
+) -> Memory:
+    """Build a `Memory` from already-checked fields (see `make_event` for why)."""
+    m: Memory = _new(Memory)
+    m.__dict__.update(
+        id=id,
+        content=content,
+        sources=sources,
+        kind=kind,
+        key=key,
+        importance=importance,
+        namespace=namespace,
+        meta=meta,
+        target=target,
+        created_at=created_at,
+        seq=seq,
+    )
+    return m
+
+
 def normalize_parents(parent: Any) -> tuple[str, ...]:
     """``None`` -> ``()``, ``"e1"`` -> ``("e1",)``, a list -> a tuple (order kept)."""
     if parent is None:

@@ -8,6 +8,7 @@ Switching branches only moves the anchor; nothing is tagged or rewritten.
 from __future__ import annotations
 
 import os
+from operator import attrgetter
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -38,9 +39,9 @@ from .validate import (
     check_role,
     check_sources,
     check_text,
+    event_from,
+    memory_from,
 )
-
-_EVENT_KEYS = frozenset({"id", "parent", "parents", "role", "content", "namespace", "meta"})
 
 
 class Store:
@@ -138,62 +139,32 @@ class Store:
         ['b', 'a']
         """
         now = self._clock()
-        checked = [self._check_event(e, now) for e in events]
-        by_ns: dict[str, list[int]] = {}
-        for i, ev in enumerate(checked):
-            by_ns.setdefault(ev.namespace, []).append(i)
-        out: list[Event] = list(checked)
+        checked = [event_from(e, now) for e in events]
+        namespaces = {e.namespace for e in checked}
         with self._b.transaction():
-            for ns, idxs in by_ns.items():
+            if len(namespaces) == 1:
+                return self._ingest(namespaces.pop(), checked)
+            out: list[Event] = list(checked)
+            for ns in sorted(namespaces):
+                idxs = [i for i, e in enumerate(checked) if e.namespace == ns]
                 for i, ev in zip(idxs, self._ingest(ns, [checked[i] for i in idxs])):
                     out[i] = ev
-        return out
-
-    def _check_event(self, item: Event | Mapping[str, Any], now: float) -> Event:
-        if isinstance(item, Event):
-            d: Mapping[str, Any] = {
-                "id": item.id,
-                "parents": item.parents,
-                "role": item.role,
-                "content": item.content,
-                "namespace": item.namespace,
-                "meta": item.meta,
-            }
-        elif isinstance(item, Mapping):
-            d = item
-            unknown = set(d) - _EVENT_KEYS
-            if unknown:
-                raise InvalidInput(
-                    f"unknown event field(s) {sorted(unknown)}; an event has "
-                    f"{', '.join(sorted(_EVENT_KEYS))}"
-                )
-        else:
-            raise InvalidInput(f"an event is an Event or a dict, got {type(item).__name__}")
-        eid = check_id(d.get("id"), "event id")
-        raw_parent = d.get("parents", d.get("parent"))
-        return Event(
-            id=eid,
-            parents=check_parents(eid, raw_parent),
-            role=check_role(d.get("role", "user")),
-            content=check_text(d.get("content", ""), f"content of event {eid!r}"),
-            namespace=check_namespace(d.get("namespace", "default")),
-            meta=check_meta(d.get("meta")),
-            created_at=now,
-        )
+            return out
 
     def _ingest(self, ns: str, events: list[Event]) -> list[Event]:
         ingest = Ingest(self._b, ns, self._seg_parents(ns))
         ingest.prefetch(dict.fromkeys([e.id for e in events] + [p for e in events for p in e.parents]))
         names = {n for n, _ in self._b.list_branches(ns)}
+        rows = ingest.rows
         out = []
         for ev in events:
-            if ev.id in names:
-                raise NameClash(ev.id, ns, "a branch")
-            old = ingest.row(ev.id)
+            old = rows[ev.id]
             if old is not None:
                 _same_event(old.event, ev)
                 out.append(old.event)
                 continue
+            if names and ev.id in names:
+                raise NameClash(ev.id, ns, "a branch")
             ingest.add(ev)
             out.append(ev)
         plan = ingest.apply()
@@ -243,20 +214,46 @@ class Store:
         >>> store.add_memory("用户对花生过敏", sources=["e1"], key="allergy").key
         'allergy'
         """
-        ns = check_namespace(namespace)
-        mem = Memory(
-            id=check_id(id, "memory id") if id is not None else _new_id(),
-            content=check_text(content, "content"),
-            sources=check_sources(sources),
-            kind=check_kind(kind),
-            key=check_key(key),
-            importance=check_importance(importance),
-            namespace=ns,
-            meta=check_meta(meta),
-            created_at=self._clock(),
-        )
+        return self.add_memories(
+            [
+                {
+                    "content": content,
+                    "sources": sources,
+                    "kind": kind,
+                    "key": key,
+                    "importance": importance,
+                    "namespace": namespace,
+                    "meta": meta,
+                    "id": id,
+                }
+            ]
+        )[0]
+
+
+    def add_memories(self, items: Iterable[Memory | Mapping[str, Any]]) -> list[Memory]:
+        """Store many records in one transaction (all or none), like `add_memory` each.
+
+        Each item is a dict of `add_memory`'s arguments (``content``, ``sources``,
+        and optionally ``kind``, ``key``, ``importance``, ``namespace``, ``meta``,
+        ``id``) or a `Memory`.
+
+        >>> store = Store()
+        >>> _ = store.add_event("e1")
+        >>> len(store.add_memories([{"content": "a", "sources": ["e1"]},
+        ...                         {"content": "b", "sources": ["e1"]}]))
+        2
+        """
+        now = self._clock()
+        checked = [memory_from(m, now, _new_id) for m in items]
+        by_ns: dict[str, list[int]] = {}
+        for i, m in enumerate(checked):
+            by_ns.setdefault(m.namespace, []).append(i)
+        out = list(checked)
         with self._b.transaction():
-            return self._insert_records(ns, [mem])[0]
+            for ns, idxs in by_ns.items():
+                for i, m in zip(idxs, self._insert_records(ns, [checked[i] for i in idxs])):
+                    out[i] = m
+        return out
 
     def retract(
         self,
@@ -444,7 +441,7 @@ class Store:
             out = live
         else:
             out = [m for m in live if m.id not in retracted] if retracted else live
-        out.sort(key=_by_seq)
+        out.sort(key=_SEQ)
         return out
 
     def visible(self, memory_id: str, *, at: str | None, namespace: str = "default") -> bool:
@@ -541,10 +538,20 @@ class Store:
         if at is None:
             return []
         with self._b.reading():
-            ranges = self._ranges(ns, at)
-            if ranges is None:
+            anchor_id, pos = self._anchor(ns, at)
+            if pos is None:
                 return []
-            return [r.event for r in self._b.events_in_ranges(ns, ranges)]
+            # Walk parent links one generation per fetch. Every ancestor of a
+            # connected event is connected, and (segment, seq) order is topological.
+            found: dict[str, EventRow] = {}
+            frontier = [anchor_id]
+            while frontier:
+                rows = self._b.get_events(ns, frontier)
+                found.update(rows)
+                frontier = list(
+                    {p for r in rows.values() for p in r.event.parents if p not in found}
+                )
+        return [r.event for r in sorted(found.values(), key=_POS)]
 
     def get_event(self, event_id: str, namespace: str = "default") -> Event:
         """The stored event, or `UnknownEvent`."""
@@ -605,8 +612,8 @@ def _new_id() -> str:
     return "m_" + uuid.uuid4().hex
 
 
-def _by_seq(m: Memory) -> int:
-    return m.seq
+_SEQ = attrgetter("seq")
+_POS = attrgetter("pos")
 
 
 def _gated_in(row: RecordRow, ranges: dict[int, int]) -> bool:

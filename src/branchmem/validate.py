@@ -4,23 +4,29 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .errors import InvalidInput
-from .model import KINDS, ROLES, normalize_parents
+from .model import KINDS, ROLES, Event, Memory, make_event, normalize_parents
 
 MAX_ID_LEN = 512
 
 
 def check_id(value: Any, what: str) -> str:
+    """Ids are non-empty, printable strings (no control characters or line breaks)."""
+    if type(value) is str and 0 < len(value) <= MAX_ID_LEN and value.isprintable():
+        if not value.isspace():
+            return value
     if not isinstance(value, str):
         raise InvalidInput(f"{what} must be a string, got {type(value).__name__} {value!r}")
-    if not value or not value.strip():
-        raise InvalidInput(f"{what} must be a non-empty string")
+    if not value or value.isspace():
+        raise InvalidInput(f"{what} must be a non-empty string, got {value!r}")
     if len(value) > MAX_ID_LEN:
         raise InvalidInput(f"{what} is {len(value)} characters long; the limit is {MAX_ID_LEN}")
-    return value
+    raise InvalidInput(
+        f"{what} {value!r} holds a control character or line break; ids must be printable"
+    )
 
 
 def check_namespace(value: Any) -> str:
@@ -28,6 +34,10 @@ def check_namespace(value: Any) -> str:
 
 
 def check_parents(event_id: str, parent: Any) -> tuple[str, ...]:
+    if parent is None:
+        return ()
+    if type(parent) is str:
+        return (check_id(parent, f"parent of event {event_id!r}"),)
     parents = normalize_parents(parent)
     for p in parents:
         check_id(p, f"parent of event {event_id!r}")
@@ -37,7 +47,7 @@ def check_parents(event_id: str, parent: Any) -> tuple[str, ...]:
 
 
 def check_role(role: Any) -> str:
-    if role not in ROLES:
+    if type(role) is not str or role not in ROLES:
         raise InvalidInput(f"role must be one of {', '.join(ROLES)}; got {role!r}")
     return str(role)
 
@@ -70,6 +80,8 @@ def check_kind(kind: Any) -> str:
 
 
 def check_sources(sources: Any, what: str = "sources") -> tuple[str, ...]:
+    if type(sources) is list and len(sources) == 1:
+        return (check_id(sources[0], "source event id"),)
     if isinstance(sources, str) or not isinstance(sources, Sequence):
         raise InvalidInput(
             f"{what} must be a non-empty list of event ids, e.g. sources=['e2']; got {sources!r}"
@@ -84,6 +96,8 @@ def check_sources(sources: Any, what: str = "sources") -> tuple[str, ...]:
 
 
 def check_importance(value: Any) -> float:
+    if type(value) is float and 0.0 <= value <= 1.0:
+        return value
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InvalidInput(f"importance must be a number between 0 and 1, got {value!r}")
     f = float(value)
@@ -96,3 +110,124 @@ def check_key(key: Any) -> str | None:
     if key is None:
         return None
     return check_id(key, "key")
+
+
+_EVENT_KEYS = frozenset({"id", "parent", "parents", "role", "content", "namespace", "meta"})
+_MEMORY_KEYS = frozenset({"content", "sources", "kind", "key", "importance", "namespace", "meta", "id"})
+
+
+_ROLES = frozenset(ROLES)
+
+
+def event_from(item: Any, now: float) -> Event:
+    """A checked `Event` from an `Event` or a dict of `Store.add_event`'s arguments."""
+    if type(item) is dict and item.keys() <= _EVENT_KEYS:
+        # The common case of a batch import, checked inline.
+        eid = item.get("id")
+        if (
+            type(eid) is not str
+            or not 0 < len(eid) <= MAX_ID_LEN
+            or not eid.isprintable()
+            or eid.isspace()
+        ):
+            check_id(eid, "event id")
+        parent = item["parents"] if "parents" in item else item.get("parent")
+        if parent is None:
+            parents: tuple[str, ...] = ()
+        elif (
+            type(parent) is str
+            and 0 < len(parent) <= MAX_ID_LEN
+            and parent.isprintable()
+            and not parent.isspace()
+        ):
+            parents = (parent,)
+        else:
+            parents = check_parents(eid, parent)
+        role = item.get("role", "user")
+        if type(role) is not str or role not in _ROLES:
+            check_role(role)
+        content = item.get("content", "")
+        if type(content) is not str:
+            check_text(content, f"content of event {eid!r}")
+        ns = item.get("namespace", "default")
+        meta = item.get("meta")
+        return make_event(
+            eid,
+            parents,
+            role,
+            content,
+            ns if ns == "default" else check_namespace(ns),
+            None if meta is None else check_meta(meta),
+            now,
+        )
+    if isinstance(item, Event):
+        d: Mapping[str, Any] = {
+            "id": item.id,
+            "parents": item.parents,
+            "role": item.role,
+            "content": item.content,
+            "namespace": item.namespace,
+            "meta": item.meta,
+        }
+    elif isinstance(item, Mapping):
+        d = item
+        if not d.keys() <= _EVENT_KEYS:
+            raise InvalidInput(
+                f"unknown event field(s) {sorted(set(d) - _EVENT_KEYS)}; an event has "
+                f"{', '.join(sorted(_EVENT_KEYS))}"
+            )
+    else:
+        raise InvalidInput(f"an event is an Event or a dict, got {type(item).__name__}")
+    get = d.get
+    eid = check_id(get("id"), "event id")
+    content = get("content", "")
+    if type(content) is not str:
+        check_text(content, f"content of event {eid!r}")
+    ns = get("namespace", "default")
+    meta = get("meta")
+    return Event(
+        eid,
+        check_parents(eid, d["parents"] if "parents" in d else get("parent")),
+        check_role(get("role", "user")),
+        content,
+        ns if ns == "default" else check_namespace(ns),
+        None if meta is None else check_meta(meta),
+        now,
+    )
+
+
+def memory_from(item: Any, now: float, new_id: Callable[[], str]) -> Memory:
+    """A checked `Memory` from a `Memory` or a dict of `Store.add_memory`'s arguments."""
+    if isinstance(item, Memory):
+        if item.target is not None:
+            raise InvalidInput("add_memories() stores memories; use retract() for retractions")
+        d: Mapping[str, Any] = item.to_dict()
+        d = {k: v for k, v in d.items() if k in _MEMORY_KEYS}
+    elif isinstance(item, Mapping):
+        d = item
+        if not d.keys() <= _MEMORY_KEYS:
+            raise InvalidInput(
+                f"unknown memory field(s) {sorted(set(d) - _MEMORY_KEYS)}; "
+                f"a memory has {', '.join(sorted(_MEMORY_KEYS))}"
+            )
+    else:
+        raise InvalidInput(f"a memory is a Memory or a dict, got {type(item).__name__}")
+    get = d.get
+    rid = get("id")
+    kind = get("kind", "semantic")
+    imp = get("importance", 0.5)
+    key = get("key")
+    meta = get("meta")
+    ns = get("namespace", "default")
+    return Memory(
+        new_id() if rid is None else check_id(rid, "memory id"),
+        check_text(get("content"), "content"),
+        check_sources(get("sources")),
+        kind if kind in KINDS else check_kind(kind),
+        None if key is None else check_id(key, "key"),
+        check_importance(imp),
+        ns if ns == "default" else check_namespace(ns),
+        None if meta is None else check_meta(meta),
+        None,
+        now,
+    )

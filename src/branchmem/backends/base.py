@@ -70,10 +70,6 @@ class Backend(Protocol):
 
     def set_event_positions(self, ns: str, positions: list[tuple[str, Pos]]) -> None: ...
 
-    def events_in_ranges(self, ns: str, ranges: Ranges) -> list[EventRow]:
-        """Connected events whose position falls in ``ranges``, in (segment, seq) order."""
-        ...
-
     def waiting_children(self, ns: str, parent_ids: Iterable[str]) -> dict[str, list[str]]:
         """Events waiting for each of these (not yet connected) parents."""
         ...

@@ -17,7 +17,6 @@ class _Space:
 
     def __init__(self) -> None:
         self.events: dict[str, EventRow] = {}
-        self.seg_events: dict[int, list[str]] = {}  # seg -> event ids by seq
         self.waits: dict[str, list[str]] = {}
         self.seg_parents: dict[int, tuple[Pos, ...]] = {}
         self.tips: dict[int, int] = {}
@@ -75,32 +74,14 @@ class MemoryBackend:
     def insert_events(self, ns: str, rows: list[EventRow]) -> None:
         sp = self._space(ns)
         # Copies, so that rows a planner still holds never alias stored state.
+        events = sp.events
         for r in rows:
-            sp.events[r.event.id] = EventRow(r.event, r.pos)
-        for r in sorted((r for r in rows if r.pos is not None), key=lambda r: r.pos or (0, 0)):
-            self._place_event(sp, r.event.id, r.pos)
-
-    @staticmethod
-    def _place_event(sp: _Space, event_id: str, pos: Pos | None) -> None:
-        assert pos is not None
-        seg, seq = pos
-        lst = sp.seg_events.setdefault(seg, [])
-        assert len(lst) == seq, "segments grow one event at a time"
-        lst.append(event_id)
+            events[r.event.id] = EventRow(r.event, r.pos)
 
     def set_event_positions(self, ns: str, positions: list[tuple[str, Pos]]) -> None:
         sp = self._space(ns)
-        for eid, pos in sorted(positions, key=lambda x: x[1]):
+        for eid, pos in positions:
             sp.events[eid].pos = pos
-            self._place_event(sp, eid, pos)
-
-    def events_in_ranges(self, ns: str, ranges: Ranges) -> list[EventRow]:
-        sp = self._read(ns)
-        out = []
-        for seg in sorted(ranges):
-            for eid in sp.seg_events.get(seg, [])[: ranges[seg] + 1]:
-                out.append(sp.events[eid])
-        return out
 
     def waiting_children(self, ns: str, parent_ids: Iterable[str]) -> dict[str, list[str]]:
         waits = self._read(ns).waits

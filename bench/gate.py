@@ -1,0 +1,207 @@
+"""Benchmark the gate: segment-indexed reads against the naive reference, side by side.
+
+    python bench/gate.py            # 1,000,000 events (a few minutes)
+    python bench/gate.py --quick    # 100,000 events (under a minute)
+
+History: chat-like; each new event answers the latest one, except about 2%
+that fork from a uniformly chosen older event (an edit or regenerate far
+back), which then becomes the latest. One memory per event (sourced from the
+event, every other one also from its parent), so from the final anchor
+almost every record sits on an abandoned branch.
+
+Every figure is a ratio of two timings taken in this same run (the machine
+is shared and noisy); the medians of several repeats are compared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from branchmem import Store  # noqa: E402
+from branchmem.backends.sqlite import SEP  # noqa: E402
+
+
+def make_history(n: int, seed: int = 7) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
+    rng = random.Random(seed)
+    events: list[dict[str, Any]] = [{"id": "e0", "parent": None, "role": "user", "content": "消息 0"}]
+    parent_of = [-1]
+    tip = 0
+    for i in range(1, n):
+        p = rng.randrange(0, i) if rng.random() < 0.02 else tip
+        parent_of.append(p)
+        role = "user" if i % 2 else "assistant"
+        events.append({"id": f"e{i}", "parent": f"e{p}", "role": role, "content": f"消息 {i}"})
+        tip = i
+    memories = []
+    for i in range(n):
+        src = [f"e{i}"] if i % 2 or parent_of[i] < 0 else [f"e{i}", f"e{parent_of[i]}"]
+        memories.append({"id": f"m{i}", "content": f"记忆 {i}", "sources": src})
+    return events, memories, f"e{tip}"
+
+
+def naive_memories(parents: dict[str, list[str]], records: list[dict[str, Any]], at: str) -> list[str]:
+    """The reference: walk every parent link, then check every source of every record."""
+    anc: set[str] = set()
+    stack = [at]
+    while stack:
+        e = stack.pop()
+        if e not in anc:
+            anc.add(e)
+            stack.extend(parents[e])
+    return [r["id"] for r in records if all(s in anc for s in r["sources"])]
+
+
+def naive_sqlite(db: sqlite3.Connection, at: str) -> list[str]:
+    """The same reference reading an SQLite file: parent lookups, then a scan of every record."""
+    anc: set[str] = set()
+    stack = [at]
+    while stack:
+        e = stack.pop()
+        if e in anc:
+            continue
+        anc.add(e)
+        row = db.execute("SELECT parents FROM events WHERE ns=1 AND id=?", (e,)).fetchone()
+        if row[0]:
+            stack.extend(row[0].split(SEP))
+    out = []
+    for rid, sources in db.execute("SELECT id, sources FROM records WHERE ns=1 ORDER BY seq"):
+        if all(s in anc for s in sources.split(SEP)):
+            out.append(rid)
+    return out
+
+
+def timed(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
+    times, result = [], None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times), result
+
+
+def line(label: str, a: float, b: float, goal: str) -> str:
+    return f"  {label:<58} {a * 1e3:10.3f} ms vs {b * 1e3:10.3f} ms  ratio {b / a if goal.startswith('>') else a / b:9.1f}x  (goal {goal})"
+
+
+def build(store: Store, events: list[dict[str, Any]], memories: list[dict[str, Any]], batch: int) -> None:
+    for i in range(0, len(events), batch):
+        store.add_events(events[i : i + batch])
+    for i in range(0, len(memories), batch):
+        store.add_memories(memories[i : i + batch])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="100,000 events instead of 1,000,000")
+    ap.add_argument("--events", type=int, help="number of events (overrides --quick)")
+    ap.add_argument("--repeat", type=int, default=7)
+    args = ap.parse_args()
+    n = args.events or (100_000 if args.quick else 1_000_000)
+    batch = 50_000
+    print(f"gate benchmark: {n:,} events, one memory each, batches of {batch:,}")
+    events, memories, anchor = make_history(n)
+    parents = {e["id"]: [e["parent"]] if e["parent"] else [] for e in events}
+
+    # ---- in memory
+    mem = Store()
+    t = time.perf_counter()
+    build(mem, events, memories, batch)
+    print(f"  built in-memory store in {time.perf_counter() - t:.1f} s")
+    visible = mem.memories(at=anchor)
+    share = len(visible) / len(memories)
+    print(f"  anchor {anchor}: {len(visible):,} visible records ({share:.3%}); {len(mem.path(anchor)):,} events on its path")
+    t_fast, got = timed(lambda: mem.memories(at=anchor), args.repeat)
+    t_naive, want = timed(lambda: naive_memories(parents, memories, anchor), max(3, args.repeat // 2))
+    assert [m.id for m in got] == want, "fast and naive answers differ"
+    print(line("memory: memories(at) vs naive reference", t_fast, t_naive, ">= 1000x faster"))
+
+    # only the visible 1% stored (same graph, same anchor)
+    small = Store()
+    keep = {m.id for m in visible}
+    build(small, events, [m for m in memories if m["id"] in keep], batch)
+    t_small, got_small = timed(lambda: small.memories(at=anchor), args.repeat)
+    assert [m.id for m in got_small] == want
+    t_big, _ = timed(lambda: mem.memories(at=anchor), args.repeat)
+    print(line(f"memory: store with {1 - share:.1%} abandoned vs only the visible", t_big, t_small, "<= 2x slower"))
+    del small
+
+    # ---- SQLite
+    tmp = Path(tempfile.mkdtemp(prefix="branchmem-bench-"))
+    db_path = tmp / "gate.db"
+    sq = Store(db_path)
+    t = time.perf_counter()
+    for i in range(0, len(events), batch):
+        sq.add_events(events[i : i + batch])
+    t_ingest = time.perf_counter() - t
+    for i in range(0, len(memories), batch):
+        sq.add_memories(memories[i : i + batch])
+
+    plain = sqlite3.connect(tmp / "plain.db", isolation_level=None)
+    plain.execute("PRAGMA journal_mode=WAL")
+    plain.execute("PRAGMA synchronous=NORMAL")
+    plain.execute(
+        "CREATE TABLE events (ns INTEGER, id TEXT, parents TEXT, role TEXT, content TEXT, "
+        "meta TEXT, created_at REAL)"
+    )
+    now = time.time()
+    t = time.perf_counter()
+    for i in range(0, len(events), batch):
+        plain.execute("BEGIN")
+        plain.executemany(
+            "INSERT INTO events VALUES (?,?,?,?,?,?,?)",
+            (
+                (1, e["id"], e["parent"], e["role"], e["content"], None, now)
+                for e in events[i : i + batch]
+            ),
+        )
+        plain.execute("COMMIT")
+    t_plain = time.perf_counter() - t
+    print(line("sqlite: ingest of all events vs plain executemany (no index)", t_ingest, t_plain, "<= 3x"))
+
+    t_sq, got_sq = timed(lambda: sq.memories(at=anchor), args.repeat)
+    assert [m.id for m in got_sq] == want
+    ro = sqlite3.connect(db_path)
+    t_naive_sq, want_sq = timed(lambda: naive_sqlite(ro, anchor), 3)
+    assert want_sq == want
+    print(line("sqlite: memories(at) vs naive reference on the same file", t_sq, t_naive_sq, ">= 100x faster"))
+
+    # plainly fetching the same visible rows by primary key, building the same objects
+    from branchmem.backends.sqlite import SQLiteBackend
+
+    backend = SQLiteBackend(db_path)
+    ids = [m.id for m in got_sq]
+
+    def by_pk() -> list[Any]:
+        with backend.reading():
+            rows = backend.get_records("default", ids)
+        return [rows[i].memory for i in ids]
+
+    t_pk, got_pk = timed(by_pk, args.repeat)
+    assert [m.id for m in got_pk] == ids
+    print(line("sqlite: memories(at) vs fetching the same rows by primary key", t_sq, t_pk, "<= 3x"))
+    backend.close()
+    sq.close()
+    ro.close()
+    plain.close()
+    size = sum(f.stat().st_size for f in tmp.iterdir())
+    print(f"  sqlite files: {size / 1e6:.0f} MB in {tmp}")
+    for f in tmp.iterdir():
+        os.remove(f)
+    tmp.rmdir()
+
+
+if __name__ == "__main__":
+    main()
