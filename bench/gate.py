@@ -16,7 +16,6 @@ is shared and noisy); the medians of several repeats are compared.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import sqlite3
@@ -30,13 +29,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from branchmem import Store  # noqa: E402
-from branchmem.backends.sqlite import SEP  # noqa: E402
+from branchmem import Store
+from branchmem.backends.sqlite import SEP
 
 
 def make_history(n: int, seed: int = 7) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
     rng = random.Random(seed)
-    events: list[dict[str, Any]] = [{"id": "e0", "parent": None, "role": "user", "content": "消息 0"}]
+    events: list[dict[str, Any]] = [
+        {"id": "e0", "parent": None, "role": "user", "content": "消息 0"}
+    ]
     parent_of = [-1]
     tip = 0
     for i in range(1, n):
@@ -52,7 +53,9 @@ def make_history(n: int, seed: int = 7) -> tuple[list[dict[str, Any]], list[dict
     return events, memories, f"e{tip}"
 
 
-def naive_memories(parents: dict[str, list[str]], records: list[dict[str, Any]], at: str) -> list[str]:
+def naive_memories(
+    parents: dict[str, list[str]], records: list[dict[str, Any]], at: str
+) -> list[str]:
     """The reference: walk every parent link, then check every source of every record."""
     anc: set[str] = set()
     stack = [at]
@@ -93,10 +96,16 @@ def timed(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
 
 
 def line(label: str, a: float, b: float, goal: str) -> str:
-    return f"  {label:<58} {a * 1e3:10.3f} ms vs {b * 1e3:10.3f} ms  ratio {b / a if goal.startswith('>') else a / b:9.1f}x  (goal {goal})"
+    ratio = b / a if goal.startswith(">") else a / b
+    return (
+        f"  {label:<62} {a * 1e3:10.3f} ms vs {b * 1e3:10.3f} ms"
+        f"  ratio {ratio:8.1f}x  (goal {goal})"
+    )
 
 
-def build(store: Store, events: list[dict[str, Any]], memories: list[dict[str, Any]], batch: int) -> None:
+def build(
+    store: Store, events: list[dict[str, Any]], memories: list[dict[str, Any]], batch: int
+) -> None:
     for i in range(0, len(events), batch):
         store.add_events(events[i : i + batch])
     for i in range(0, len(memories), batch):
@@ -104,7 +113,9 @@ def build(store: Store, events: list[dict[str, Any]], memories: list[dict[str, A
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--quick", action="store_true", help="100,000 events instead of 1,000,000")
     ap.add_argument("--events", type=int, help="number of events (overrides --quick)")
     ap.add_argument("--repeat", type=int, default=7)
@@ -122,9 +133,14 @@ def main() -> None:
     print(f"  built in-memory store in {time.perf_counter() - t:.1f} s")
     visible = mem.memories(at=anchor)
     share = len(visible) / len(memories)
-    print(f"  anchor {anchor}: {len(visible):,} visible records ({share:.3%}); {len(mem.path(anchor)):,} events on its path")
+    on_path = len(mem.path(anchor))
+    print(
+        f"  anchor {anchor}: {len(visible):,} visible ({share:.3%}), {on_path:,} on its path"
+    )
     t_fast, got = timed(lambda: mem.memories(at=anchor), args.repeat)
-    t_naive, want = timed(lambda: naive_memories(parents, memories, anchor), max(3, args.repeat // 2))
+    t_naive, want = timed(
+        lambda: naive_memories(parents, memories, anchor), max(3, args.repeat // 2)
+    )
     assert [m.id for m in got] == want, "fast and naive answers differ"
     print(line("memory: memories(at) vs naive reference", t_fast, t_naive, ">= 1000x faster"))
 
@@ -135,8 +151,14 @@ def main() -> None:
     t_small, got_small = timed(lambda: small.memories(at=anchor), args.repeat)
     assert [m.id for m in got_small] == want
     t_big, _ = timed(lambda: mem.memories(at=anchor), args.repeat)
-    print(line(f"memory: store with {1 - share:.1%} abandoned vs only the visible", t_big, t_small, "<= 2x slower"))
-    del small
+    print(
+        line(
+            f"memory: store with {1 - share:.1%} abandoned vs only the visible",
+            t_big,
+            t_small,
+            "<= 2x slower",
+        )
+    )
 
     # ---- SQLite
     tmp = Path(tempfile.mkdtemp(prefix="branchmem-bench-"))
@@ -169,14 +191,28 @@ def main() -> None:
         )
         plain.execute("COMMIT")
     t_plain = time.perf_counter() - t
-    print(line("sqlite: ingest of all events vs plain executemany (no index)", t_ingest, t_plain, "<= 3x"))
+    print(
+        line(
+            "sqlite: ingest of all events vs plain executemany (no index)",
+            t_ingest,
+            t_plain,
+            "<= 3x",
+        )
+    )
 
     t_sq, got_sq = timed(lambda: sq.memories(at=anchor), args.repeat)
     assert [m.id for m in got_sq] == want
     ro = sqlite3.connect(db_path)
     t_naive_sq, want_sq = timed(lambda: naive_sqlite(ro, anchor), 3)
     assert want_sq == want
-    print(line("sqlite: memories(at) vs naive reference on the same file", t_sq, t_naive_sq, ">= 100x faster"))
+    print(
+        line(
+            "sqlite: memories(at) vs naive reference on the same file",
+            t_sq,
+            t_naive_sq,
+            ">= 100x faster",
+        )
+    )
 
     # plainly fetching the same visible rows by primary key, building the same objects
     from branchmem.backends.sqlite import SQLiteBackend
@@ -191,7 +227,9 @@ def main() -> None:
 
     t_pk, got_pk = timed(by_pk, args.repeat)
     assert [m.id for m in got_pk] == ids
-    print(line("sqlite: memories(at) vs fetching the same rows by primary key", t_sq, t_pk, "<= 3x"))
+    print(
+        line("sqlite: memories(at) vs fetching the same rows by primary key", t_sq, t_pk, "<= 3x")
+    )
     backend.close()
     sq.close()
     ro.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import tempfile
@@ -27,19 +28,14 @@ def make_store(backend_name: str, tmp_path: Path) -> Iterator[Callable[[], Store
     counter = itertools.count()
 
     def factory() -> Store:
-        if backend_name == "memory":
-            s = Store()
-        else:
-            s = Store(tmp_path / f"store{next(counter)}.db")
+        s = Store() if backend_name == "memory" else Store(tmp_path / f"store{next(counter)}.db")
         opened.append(s)
         return s
 
     yield factory
     for s in opened:
-        try:
+        with contextlib.suppress(Exception):
             s.close()
-        except Exception:
-            pass
 
 
 @pytest.fixture

@@ -79,7 +79,9 @@ def histories(draw: st.DrawFn, max_events: int = 18, max_ops: int = 12) -> Histo
             rest = draw(st.lists(st.sampled_from(anc), max_size=3, unique=True))
             sources = tuple(dict.fromkeys([tip, *rest]))
         elif mode <= 8:  # anywhere, often across branches
-            sources = tuple(draw(st.lists(st.sampled_from(ids), min_size=1, max_size=4, unique=True)))
+            sources = tuple(
+                draw(st.lists(st.sampled_from(ids), min_size=1, max_size=4, unique=True))
+            )
         else:  # one source never arrives: the record must stay hidden
             sources = (draw(st.sampled_from(ids)), draw(st.sampled_from(ghosts)))
         if what != "add" and adds:

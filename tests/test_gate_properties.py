@@ -117,9 +117,15 @@ def test_answers_do_not_depend_on_arrival_order(make_store: Callable[[], Store])
     def check(hist: History, data: st.DataObject) -> None:
         other = data.draw(st.permutations(hist.arrival))
         # Writes go after all events so that both runs hold the same records.
-        late = tuple(Op(len(other), o.kind, o.id, o.sources, o.target, o.extra_id) for o in hist.ops)
-        a = run_history(make_store, History(hist.parents, hist.arrival, late), counter, every_step=False)
-        b = run_history(make_store, History(hist.parents, tuple(other), late), counter, every_step=False)
+        late = tuple(
+            Op(len(other), o.kind, o.id, o.sources, o.target, o.extra_id) for o in hist.ops
+        )
+        a = run_history(
+            make_store, History(hist.parents, hist.arrival, late), counter, every_step=False
+        )
+        b = run_history(
+            make_store, History(hist.parents, tuple(other), late), counter, every_step=False
+        )
         assert a == b
 
     check()

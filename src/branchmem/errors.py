@@ -109,9 +109,7 @@ class UnknownBranch(NotFound):
     def __init__(self, name: str, namespace: str) -> None:
         self.name = name
         self.namespace = namespace
-        super().__init__(
-            f"no branch {name!r} in namespace {namespace!r}; set_branch() creates one"
-        )
+        super().__init__(f"no branch {name!r} in namespace {namespace!r}; set_branch() creates one")
 
 
 class UnknownAnchor(NotFound):

@@ -191,7 +191,9 @@ class Ingest:
         elif eid in parents:
             raise CycleError(eid, self.ns)
         unconnected = [
-            p for p in parents if (r := rows[p] if p in rows else self.row(p)) is None or r.pos is None
+            p
+            for p in parents
+            if (r := rows[p] if p in rows else self.row(p)) is None or r.pos is None
         ]
         if not unconnected:
             self._connect(row)

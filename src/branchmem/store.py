@@ -8,10 +8,10 @@ Switching branches only moves the anchor; nothing is tagged or rewritten.
 from __future__ import annotations
 
 import os
-from operator import attrgetter
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from operator import attrgetter
 from typing import Any
 
 from .backends.base import Backend, EventRow, Pos, RecordRow
@@ -35,8 +35,6 @@ from .validate import (
     check_kind,
     check_meta,
     check_namespace,
-    check_parents,
-    check_role,
     check_sources,
     check_text,
     event_from,
@@ -147,13 +145,15 @@ class Store:
             out: list[Event] = list(checked)
             for ns in sorted(namespaces):
                 idxs = [i for i, e in enumerate(checked) if e.namespace == ns]
-                for i, ev in zip(idxs, self._ingest(ns, [checked[i] for i in idxs])):
+                for i, ev in zip(idxs, self._ingest(ns, [checked[i] for i in idxs]), strict=True):
                     out[i] = ev
             return out
 
     def _ingest(self, ns: str, events: list[Event]) -> list[Event]:
         ingest = Ingest(self._b, ns, self._seg_parents(ns))
-        ingest.prefetch(dict.fromkeys([e.id for e in events] + [p for e in events for p in e.parents]))
+        ingest.prefetch(
+            dict.fromkeys([e.id for e in events] + [p for e in events for p in e.parents])
+        )
         names = {n for n, _ in self._b.list_branches(ns)}
         rows = ingest.rows
         out = []
@@ -229,7 +229,6 @@ class Store:
             ]
         )[0]
 
-
     def add_memories(self, items: Iterable[Memory | Mapping[str, Any]]) -> list[Memory]:
         """Store many records in one transaction (all or none), like `add_memory` each.
 
@@ -251,7 +250,9 @@ class Store:
         out = list(checked)
         with self._b.transaction():
             for ns, idxs in by_ns.items():
-                for i, m in zip(idxs, self._insert_records(ns, [checked[i] for i in idxs])):
+                for i, m in zip(
+                    idxs, self._insert_records(ns, [checked[i] for i in idxs]), strict=True
+                ):
                     out[i] = m
         return out
 
@@ -375,7 +376,7 @@ class Store:
                 rows.append(RecordRow(m, pos, extra))
             else:
                 rows.append(RecordRow(m, None, ()))
-                waits += [(s, m.id) for s, p in zip(m.sources, positions) if p is None]
+                waits += [(s, m.id) for s, p in zip(m.sources, positions, strict=True) if p is None]
         for stored in self._b.insert_records(ns, rows):
             result[stored.id] = stored
         if waits:
@@ -467,9 +468,7 @@ class Store:
                 return True
             return not any(_gated_in(r, ranges) for r in self._b.retractions_of(ns, [memory_id]))
 
-    def explain(
-        self, memory_id: str, *, at: str | None, namespace: str = "default"
-    ) -> Explanation:
+    def explain(self, memory_id: str, *, at: str | None, namespace: str = "default") -> Explanation:
         """Why ``memory_id`` is visible or hidden at ``at``: each source's state, and
         which retraction hides it.
 
@@ -487,24 +486,31 @@ class Store:
                 raise UnknownMemory(memory_id, ns)
             if at is None:
                 return Explanation(
-                    memory_id, None, False, "hidden: no anchor was given, and a read "
-                    "without an anchor sees nothing"
+                    memory_id,
+                    None,
+                    False,
+                    "hidden: no anchor was given, and a read without an anchor sees nothing",
                 )
             anchor_id, pos = self._anchor(ns, at)
             where = f"{at!r}" if anchor_id == at else f"{at!r} (head {anchor_id!r})"
             if pos is None:
                 return Explanation(
-                    memory_id, at, False, f"hidden at {where}: the anchor is waiting for "
-                    "a parent that has not arrived, so nothing is visible there yet"
+                    memory_id,
+                    at,
+                    False,
+                    f"hidden at {where}: the anchor is waiting for "
+                    "a parent that has not arrived, so nothing is visible there yet",
                 )
             ranges = ancestor_ranges(pos, self._seg_parents(ns))
             sources = _source_states(self._b.get_events(ns, row.memory.sources), row, ranges)
             bad = [s for s in sources if s.state != "on_path"]
             if bad:
                 return Explanation(
-                    memory_id, at, False, f"hidden at {where}: " + "; ".join(
-                        _why(s, anchor_id) for s in bad
-                    ), sources
+                    memory_id,
+                    at,
+                    False,
+                    f"hidden at {where}: " + "; ".join(_why(s, anchor_id) for s in bad),
+                    sources,
                 )
             if row.memory.target is None:
                 hiders = tuple(
@@ -514,14 +520,21 @@ class Store:
                 )
                 if hiders:
                     return Explanation(
-                        memory_id, at, False, f"hidden at {where}: retracted by "
+                        memory_id,
+                        at,
+                        False,
+                        f"hidden at {where}: retracted by "
                         f"{', '.join(map(repr, hiders))}, whose sources are on the path",
-                        sources, hiders,
+                        sources,
+                        hiders,
                     )
             names = ", ".join(repr(s.event_id) for s in sources)
             return Explanation(
-                memory_id, at, True,
-                f"visible at {where}: every source ({names}) is on the path", sources,
+                memory_id,
+                at,
+                True,
+                f"visible at {where}: every source ({names}) is on the path",
+                sources,
             )
 
     def path(self, at: str | None, namespace: str = "default") -> list[Event]:

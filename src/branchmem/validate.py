@@ -15,9 +15,13 @@ MAX_ID_LEN = 512
 
 def check_id(value: Any, what: str) -> str:
     """Ids are non-empty, printable strings (no control characters or line breaks)."""
-    if type(value) is str and 0 < len(value) <= MAX_ID_LEN and value.isprintable():
-        if not value.isspace():
-            return value
+    if (
+        type(value) is str
+        and 0 < len(value) <= MAX_ID_LEN
+        and value.isprintable()
+        and not value.isspace()
+    ):
+        return value
     if not isinstance(value, str):
         raise InvalidInput(f"{what} must be a string, got {type(value).__name__} {value!r}")
     if not value or value.isspace():
@@ -63,7 +67,9 @@ def check_meta(meta: Any) -> dict[str, Any] | None:
     if meta is None:
         return None
     if not isinstance(meta, dict):
-        raise InvalidInput(f"meta must be a dict (a JSON object) or None, got {type(meta).__name__}")
+        raise InvalidInput(
+            f"meta must be a dict (a JSON object) or None, got {type(meta).__name__}"
+        )
     try:
         copied: dict[str, Any] = json.loads(json.dumps(meta, allow_nan=False))
     except (TypeError, ValueError) as exc:
@@ -113,7 +119,9 @@ def check_key(key: Any) -> str | None:
 
 
 _EVENT_KEYS = frozenset({"id", "parent", "parents", "role", "content", "namespace", "meta"})
-_MEMORY_KEYS = frozenset({"content", "sources", "kind", "key", "importance", "namespace", "meta", "id"})
+_MEMORY_KEYS = frozenset(
+    {"content", "sources", "kind", "key", "importance", "namespace", "meta", "id"}
+)
 
 
 _ROLES = frozenset(ROLES)
@@ -123,7 +131,7 @@ def event_from(item: Any, now: float) -> Event:
     """A checked `Event` from an `Event` or a dict of `Store.add_event`'s arguments."""
     if type(item) is dict and item.keys() <= _EVENT_KEYS:
         # The common case of a batch import, checked inline.
-        eid = item.get("id")
+        eid: Any = item.get("id")
         if (
             type(eid) is not str
             or not 0 < len(eid) <= MAX_ID_LEN

@@ -100,8 +100,9 @@ class Backend(Protocol):
         """Store new records; returns them with ``seq`` (write order) filled in."""
         ...
 
-    def set_record_positions(self, ns: str, positions: list[tuple[str, Pos, tuple[Pos, ...]]]) -> None:
-        ...
+    def set_record_positions(
+        self, ns: str, positions: list[tuple[str, Pos, tuple[Pos, ...]]]
+    ) -> None: ...
 
     def records_in_ranges(self, ns: str, ranges: Ranges) -> Iterator[RecordRow]:
         """Indexed records whose ``pos`` falls in ``ranges`` (``extra`` not yet checked)."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from bisect import bisect_right, insort
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -196,4 +196,3 @@ class MemoryBackend:
 
     def list_branches(self, ns: str) -> list[tuple[str, str]]:
         return sorted(self._read(ns).branches.items())
-

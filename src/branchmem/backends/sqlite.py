@@ -64,7 +64,9 @@ CREATE TABLE IF NOT EXISTS branches (
 # printable, so it never occurs inside one, and splitting is far cheaper than JSON.
 SEP = "\x1f"
 
-_REC_COLS = "seq, id, kind, content, sources, key, importance, meta, target, created_at, seg, pos, extra"
+_REC_COLS = (
+    "seq, id, kind, content, sources, key, importance, meta, target, created_at, seg, pos, extra"
+)
 
 
 def _chunks(items: Sequence[Any], n: int = CHUNK) -> Iterator[Sequence[Any]]:
@@ -216,7 +218,9 @@ class SQLiteBackend:
                     join(e.parents) if e.parents else None,
                     e.role,
                     e.content,
-                    dumps(e.meta, ensure_ascii=False, sort_keys=True) if e.meta is not None else None,
+                    dumps(e.meta, ensure_ascii=False, sort_keys=True)
+                    if e.meta is not None
+                    else None,
                     e.created_at,
                     r.pos[0] if r.pos else None,
                     r.pos[1] if r.pos else None,
@@ -233,7 +237,9 @@ class SQLiteBackend:
             ((s, q, nid, eid) for eid, (s, q) in positions),
         )
 
-    def _range_query(self, ranges: Ranges, select: str, order: str = "") -> Iterator[tuple[Any, ...]]:
+    def _range_query(
+        self, ranges: Ranges, select: str, order: str = ""
+    ) -> Iterator[tuple[Any, ...]]:
         items = list(ranges.items())
         for chunk in _chunks(items):
             values = ",".join("(?,?)" for _ in chunk)
@@ -368,7 +374,9 @@ class SQLiteBackend:
                     SEP.join(m.sources),
                     m.key,
                     m.importance,
-                    dumps(m.meta, ensure_ascii=False, sort_keys=True) if m.meta is not None else None,
+                    dumps(m.meta, ensure_ascii=False, sort_keys=True)
+                    if m.meta is not None
+                    else None,
                     m.target,
                     m.created_at,
                     r.pos[0] if r.pos else None,
@@ -376,7 +384,7 @@ class SQLiteBackend:
                     dumps(r.extra) if r.extra else None,
                     nid,
                 )
-                for m, r in zip(out, rows)
+                for m, r in zip(out, rows, strict=True)
             ),
         )
         return out
@@ -387,10 +395,7 @@ class SQLiteBackend:
         nid = self._wns(ns)
         self._db.executemany(
             "UPDATE records SET seg=?, pos=?, extra=? WHERE ns=? AND id=?",
-            (
-                (p[0], p[1], json.dumps(ex) if ex else None, nid, rid)
-                for rid, p, ex in positions
-            ),
+            ((p[0], p[1], json.dumps(ex) if ex else None, nid, rid) for rid, p, ex in positions),
         )
 
     def records_in_ranges(self, ns: str, ranges: Ranges) -> Iterator[RecordRow]:
@@ -408,7 +413,7 @@ class SQLiteBackend:
         nid = self._ns(ns)
         if nid is None:
             return []
-        out = []
+        out: list[RecordRow] = []
         for chunk in _chunks(list(target_ids)):
             sql = (
                 f"SELECT {_REC_COLS} FROM records WHERE ns=? "
@@ -461,7 +466,8 @@ class SQLiteBackend:
     def set_branch(self, ns: str, name: str, head: str) -> None:
         nid = self._wns(ns)
         self._db.execute(
-            "INSERT INTO branches VALUES (?,?,?) ON CONFLICT (ns, name) DO UPDATE SET head=excluded.head",
+            "INSERT INTO branches VALUES (?,?,?) "
+            "ON CONFLICT (ns, name) DO UPDATE SET head=excluded.head",
             (nid, name, head),
         )
 

@@ -1,0 +1,8 @@
+"""branchbench: does a memory system leak facts from abandoned conversation branches?
+
+Synthetic branching conversations (format v1, see ``scenario``), seven memory
+systems fed the same events through one extractor (``systems``, ``extract``),
+keyword scoring of their contexts and, with a model configured, of its answers
+(``metrics``, ``llm``), and reports recomputed from saved runs (``report``).
+Run it with ``branchbench run --split dev --out DIR``.
+"""

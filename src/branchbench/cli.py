@@ -1,0 +1,153 @@
+"""``branchbench``: run the benchmark, recompute a report, validate scenarios.
+
+A thin shell: it parses options, calls `runner`, `report` or `validate`, and
+turns their errors into one line on stderr and a non-zero exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .llm import PROMPTS, LLMError, config_from
+from .report import SUMMARY_FILE, ReportError, write_report
+from .scenario import ManifestError, ScenarioError
+from .systems import SYSTEMS, TOP_K, Settings
+
+
+def _window(text: str) -> int | None:
+    if text in ("none", "unlimited"):
+        return None
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("--window takes a number of messages >= 0 (or 'none')")
+    return value
+
+
+def _systems(text: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    unknown = [n for n in names if n not in SYSTEMS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown system(s) {unknown}; choose from {', '.join(SYSTEMS)}"
+        )
+    return names
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="branchbench",
+        description="Leak and retain benchmark for memory over branching conversations.",
+    )
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("run", help="run every system on a frozen split or folder")
+    data = r.add_mutually_exclusive_group(required=True)
+    data.add_argument("--split", choices=("dev", "test"), help="a shipped, frozen split")
+    data.add_argument("--scenarios", type=Path, metavar="DIR", help="a folder with a MANIFEST")
+    r.add_argument("--out", type=Path, required=True, metavar="DIR", help="run directory")
+    r.add_argument(
+        "--window",
+        type=_window,
+        default=None,
+        metavar="W",
+        help="keep only the last W raw messages (default: unlimited)",
+    )
+    r.add_argument(
+        "--systems",
+        type=_systems,
+        default=tuple(SYSTEMS),
+        metavar="A,B",
+        help=f"comma-separated subset (default: all: {', '.join(SYSTEMS)})",
+    )
+    r.add_argument("--top-k", type=int, default=TOP_K, help=f"facts retrieved (default {TOP_K})")
+    r.add_argument(
+        "--base-url",
+        help="OpenAI-compatible endpoint, e.g. http://host:8000/v1 "
+        "(or BRANCHBENCH_BASE_URL); without a model only context metrics run",
+    )
+    r.add_argument("--model", help="model name (or BRANCHBENCH_MODEL)")
+    r.add_argument("--api-key", help="API key (or BRANCHBENCH_API_KEY); never saved")
+    r.add_argument("--runs", type=int, default=3, help="answers per question (default 3)")
+    r.add_argument("--prompt", choices=PROMPTS, default="neutral", help="default: neutral")
+    r.add_argument("--no-chart", action="store_true", help="skip the PNG chart")
+
+    rep = sub.add_parser("report", help="recompute every table from a run directory")
+    rep.add_argument("run_dir", type=Path, metavar="RUN_DIR")
+    rep.add_argument("--no-chart", action="store_true", help="skip the PNG chart")
+
+    v = sub.add_parser("validate", help="check scenario files against the format's rules")
+    v.add_argument("directory", metavar="DIR")
+    return p
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .runner import RunConfig, run
+
+    if args.top_k < 1:
+        raise ValueError(f"--top-k must be at least 1, got {args.top_k}")
+    config = RunConfig(
+        out=args.out,
+        split=args.split,
+        scenarios_dir=args.scenarios,
+        settings=Settings(window=args.window, top_k=args.top_k),
+        systems=args.systems,
+        llm=config_from(args.base_url, args.model, args.api_key),
+        runs=args.runs,
+        prompt=args.prompt,
+        chart=not args.no_chart,
+    )
+    summary = run(config)
+    print(json.dumps(_headline(summary), ensure_ascii=False, indent=2))
+    return 0
+
+
+def _headline(summary: dict[str, object]) -> dict[str, object]:
+    """Per system, the three context rates (the rest is in summary.json)."""
+    systems = summary["systems"]
+    assert isinstance(systems, dict)
+    return {
+        name: {k: s["context"][k] for k in ("leak_rate", "answer_recall", "retain_rate")}
+        for name, s in systems.items()
+    }
+
+
+def _report(args: argparse.Namespace) -> int:
+    """Print the recomputed report; fail if the run's own summary.json disagrees with it."""
+    summary, text = write_report(args.run_dir, chart=not args.no_chart)
+    print(text)
+    saved = args.run_dir / SUMMARY_FILE
+    if saved.is_file() and json.loads(saved.read_text(encoding="utf-8")) != summary:
+        print(
+            f"branchbench: error: {saved} differs from the figures recomputed from the saved "
+            "contexts and answers; the run directory was edited or mixed with another run",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        if args.command == "run":
+            return _run(args)
+        if args.command == "report":
+            return _report(args)
+        from .validate import main as validate_main
+
+        code: int = validate_main([args.directory])
+        return code
+    except LLMError as exc:
+        print(f"branchbench: error: {exc}", file=sys.stderr)
+        return 1
+    except (ManifestError, ScenarioError, ReportError, ValueError, OSError) as exc:
+        print(f"branchbench: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

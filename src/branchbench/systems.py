@@ -1,0 +1,205 @@
+"""The seven memory systems branchbench compares, from no filtering to the gated store.
+
+They share one extractor (see `base.System`), so they differ only in what
+they keep and how they gate it. `SYSTEMS` lists them in report order.
+"""
+
+from __future__ import annotations
+
+from .base import (
+    MEMORY_HEADING,
+    SUMMARY_HEADING,
+    TOP_K,
+    Settings,
+    System,
+    join_sections,
+    rank_facts,
+    section,
+)
+from .extract import Derived
+from .scenario import Question, ScenarioEvent
+
+__all__ = ["SYSTEMS", "TOP_K", "Settings", "System", "make_system"]
+
+
+class FullHistory(System):
+    """Every message received, in arrival order: no filtering at all."""
+
+    name = "full_history"
+
+    def context(self, anchor: str, question: Question) -> str:
+        return self.raw_section([self.events[e] for e in self.arrival])
+
+
+class WholeSummary(System):
+    """One running summary over everything received, branches mixed as they arrived."""
+
+    name = "whole_summary"
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        super().__init__(settings)
+        self.summaries: list[str] = []
+
+    def on_record(self, record: Derived) -> None:
+        if record.kind == "summary":
+            self.summaries.append(record.content)
+
+    def context(self, anchor: str, question: Question) -> str:
+        return section(SUMMARY_HEADING, self.summaries)
+
+
+class ExtractFlat(System):
+    """Facts from every message in one flat store, no provenance, top-k by relevance."""
+
+    name = "extract_flat"
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        super().__init__(settings)
+        self.facts: list[Derived] = []
+
+    def on_record(self, record: Derived) -> None:
+        if record.kind == "fact":
+            self.facts.append(record)
+
+    def fact_section(self, question: Question) -> str:
+        top = rank_facts(self.facts, question.question, self.settings.top_k)
+        return section(MEMORY_HEADING, [f.content for f in top], "- ")
+
+    def context(self, anchor: str, question: Question) -> str:
+        return self.fact_section(question)
+
+
+class ExtractFlatBranchRaw(ExtractFlat):
+    """The flat facts plus only the current branch's raw messages."""
+
+    name = "extract_flat_branch_raw"
+
+    def context(self, anchor: str, question: Question) -> str:
+        return join_sections(self.fact_section(question), self.raw_section(self.path(anchor)))
+
+
+class BranchTags(System):
+    """Memories tagged with the branch current when written, filtered by the anchor's tag.
+
+    A branch tag is assigned to every event as it arrives: an event whose
+    (first) parent has arrived and has no earlier-arrived child extends that
+    branch and inherits its tag; a root, an event whose parent has not
+    arrived yet, and an event whose parent already has a child (a fork) start
+    a new branch tagged with the event's own id (a parent that arrives after
+    its child already counts as having that child). The current branch is the
+    tag of the most recently arrived event, and every record is tagged with
+    it when written. This equals tagging with the tip a write extends and
+    re-tagging when the tip advances. Tags are never rewritten afterwards,
+    so a summary of a shared prefix keeps the tag of the branch that was
+    current then. At question time only records carrying the anchor's tag
+    are shown.
+    """
+
+    name = "branch_tags"
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        super().__init__(settings)
+        self.tag_of: dict[str, str] = {}
+        self.has_child: set[str] = set()
+        self.records: list[tuple[str, Derived]] = []
+
+    def on_event(self, event: ScenarioEvent) -> None:
+        parent = event.parents[0] if event.parents else None
+        if parent is not None and parent in self.tag_of and parent not in self.has_child:
+            self.tag_of[event.id] = self.tag_of[parent]
+        else:
+            self.tag_of[event.id] = event.id
+        self.has_child.update(event.parents)
+
+    def on_record(self, record: Derived) -> None:
+        tag = self.tag_of[self.current] if self.current is not None else ""
+        self.records.append((tag, record))
+
+    def context(self, anchor: str, question: Question) -> str:
+        tag = self.tag_of.get(anchor)
+        return section(MEMORY_HEADING, [r.content for t, r in self.records if t == tag], "- ")
+
+
+class CurrentBranchRaw(System):
+    """Only the raw messages on the anchor's path: the upper bound for raw filtering."""
+
+    name = "current_branch_raw"
+
+    def context(self, anchor: str, question: Question) -> str:
+        return self.raw_section(self.path(anchor))
+
+
+class Branchmem(System):
+    """The current branch's raw messages plus the store's gated memories.
+
+    Facts and summaries go into a `branchmem.Store` with their true sources.
+    A fact whose key an earlier fact already had is written as a correction:
+    ``supersede`` of the newest earlier one and ``retract`` of any older
+    ones, all sourced from the new message, so each correction only counts
+    where that message is on the path.
+    """
+
+    name = "branchmem"
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        super().__init__(settings)
+        from branchmem import Store  # imported here so the other systems run without it
+
+        self.store = Store()
+        self.by_key: dict[str, list[str]] = {}
+
+    def on_event(self, event: ScenarioEvent) -> None:
+        parents = list(event.parents)
+        parent: str | list[str] | None = (
+            None if not parents else parents[0] if len(parents) == 1 else parents
+        )
+        self.store.add_event(event.id, parent=parent, role=event.role, content=event.content)
+
+    def on_record(self, record: Derived) -> None:
+        sources = list(record.sources)
+        if record.kind == "summary":
+            self.store.add_memory(record.content, sources=sources, kind="episodic")
+            return
+        earlier = self.by_key.get(record.key, []) if record.key else []
+        if earlier:
+            new = self.store.supersede(earlier[-1], record.content, sources=sources, key=record.key)
+            for old in earlier[:-1]:
+                self.store.retract(old, sources=sources)
+        else:
+            new = self.store.add_memory(
+                record.content, sources=sources, kind="semantic", key=record.key
+            )
+        if record.key:
+            self.by_key.setdefault(record.key, []).append(new.id)
+
+    def context(self, anchor: str, question: Question) -> str:
+        memories = [m.content for m in self.store.memories(at=anchor) if m.target is None]
+        path = [self.events[e.id] for e in self.store.path(anchor)]
+        return join_sections(
+            section(MEMORY_HEADING, memories, "- "),
+            self.raw_section(path),
+        )
+
+
+SYSTEMS: dict[str, type[System]] = {
+    cls.name: cls
+    for cls in (
+        FullHistory,
+        WholeSummary,
+        ExtractFlat,
+        ExtractFlatBranchRaw,
+        BranchTags,
+        CurrentBranchRaw,
+        Branchmem,
+    )
+}
+"""Every system, in report order (no filtering first, the gated store last)."""
+
+
+def make_system(name: str, settings: Settings | None = None) -> System:
+    """A fresh instance of the system called ``name``."""
+    try:
+        cls = SYSTEMS[name]
+    except KeyError:
+        raise ValueError(f"unknown system {name!r}; choose from {', '.join(SYSTEMS)}") from None
+    return cls(settings)
