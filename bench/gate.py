@@ -134,9 +134,7 @@ def main() -> None:
     visible = mem.memories(at=anchor)
     share = len(visible) / len(memories)
     on_path = len(mem.path(anchor))
-    print(
-        f"  anchor {anchor}: {len(visible):,} visible ({share:.3%}), {on_path:,} on its path"
-    )
+    print(f"  anchor {anchor}: {len(visible):,} visible ({share:.3%}), {on_path:,} on its path")
     t_fast, got = timed(lambda: mem.memories(at=anchor), args.repeat)
     t_naive, want = timed(
         lambda: naive_memories(parents, memories, anchor), max(3, args.repeat // 2)

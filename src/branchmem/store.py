@@ -7,27 +7,35 @@ Switching branches only moves the anchor; nothing is tagged or rewritten.
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from operator import attrgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .backends.base import Backend, EventRow, Pos, RecordRow
+from .audit import AuditOps
+from .backends.base import Backend, DuplicateIds, EventRow, Pos, RecordRow
 from .backends.memory import MemoryBackend
+from .branch_types import CONFLICT
+from .branches import BranchOps, check_actor, log
 from .errors import (
     ConflictingEvent,
     ConflictingRecord,
+    CycleError,
     InvalidInput,
     NameClash,
     UnknownAnchor,
-    UnknownBranch,
     UnknownEvent,
     UnknownMemory,
 )
+from .lifecycle import LifecycleOps, Policy, check_read_times, narrow
 from .lineage import Ingest, ancestor_ranges, in_ranges, index_position
-from .model import RETRACTION, Branch, Event, Explanation, Memory, SourceStatus
+from .merge import MergeOps
+from .model import RETRACTION, Event, Explanation, Memory, SourceStatus
+from .purge import PurgeOps
+from .scope import check_anchors, read_chain
 from .validate import (
     check_id,
     check_importance,
@@ -41,12 +49,17 @@ from .validate import (
     memory_from,
 )
 
+if TYPE_CHECKING:
+    from .retrieval.hit import Hit
 
-class Store:
+
+class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
     """A memory store whose history is a tree (or a DAG).
 
     ``Store()`` or ``Store(":memory:")`` keeps everything in memory;
-    ``Store("mem.db")`` opens (or creates) an SQLite file.
+    ``Store("mem.db")`` opens (or creates) an SQLite file. ``clock`` gives
+    the time written on events and records; ``policy`` (a
+    `branchmem.lifecycle.Policy`) sets half-lives and default TTLs per kind.
 
     >>> store = Store()
     >>> _ = store.add_event("e1", role="user", content="你好，我在准备搬家。")
@@ -65,6 +78,7 @@ class Store:
         *,
         backend: Backend | None = None,
         clock: Callable[[], float] = time.time,
+        policy: Policy | None = None,
     ) -> None:
         if backend is not None:
             self._b: Backend = backend
@@ -75,6 +89,7 @@ class Store:
 
             self._b = SQLiteBackend(os.fspath(path))
         self._clock = clock
+        self._policy = policy if policy is not None else Policy()
 
     def __enter__(self) -> Store:
         return self
@@ -100,6 +115,9 @@ class Store:
         content: str = "",
         namespace: str = "default",
         meta: dict[str, Any] | None = None,
+        branch: str | None = None,
+        actor: str | None = None,
+        expected_head: str | None = None,
     ) -> Event:
         """Add one event (a message, tool call, note) under ``parent``.
 
@@ -107,10 +125,24 @@ class Store:
         and may not have arrived yet: the event then waits, hidden, until it
         does. Re-adding an identical event is a no-op.
 
+        With ``branch=`` (and no ``parent``) the event goes under the branch's
+        head and the head advances to it (see `remember` for ``expected_head``).
+
         >>> store = Store()
         >>> store.add_event("e1", content="你好").id
         'e1'
         """
+        if branch is not None:
+            if parent is not None:
+                raise InvalidInput(
+                    "pass either parent= or branch=, not both: a branch write goes "
+                    "under the branch's head"
+                )
+            fields = {"id": id, "role": role, "content": content, "meta": meta}
+            ns = check_namespace(namespace)
+            return self._write_event(ns, branch, fields, actor, expected_head)
+        if expected_head is not None:
+            raise InvalidInput("expected_head= applies to branch writes; pass branch= too")
         return self.add_events(
             [
                 {
@@ -121,53 +153,77 @@ class Store:
                     "namespace": namespace,
                     "meta": meta,
                 }
-            ]
+            ],
+            actor=actor,
         )[0]
 
-    def add_events(self, events: Iterable[Event | Mapping[str, Any]]) -> list[Event]:
+    def add_events(
+        self, events: Iterable[Event | Mapping[str, Any]], *, actor: str | None = None
+    ) -> list[Event]:
         """Add many events in one transaction, in the given order.
 
         Each item is an `Event` or a dict with ``id`` and optionally
         ``parent``, ``role``, ``content``, ``namespace``, ``meta``. Parents may
         come later in the list (or in a later call). If any item is invalid,
-        nothing is added.
+        nothing is added. The audit log gets one line per namespace.
 
         >>> store = Store()
         >>> [e.id for e in store.add_events([{"id": "b", "parent": "a"}, {"id": "a"}])]
         ['b', 'a']
         """
         now = self._clock()
-        checked = [event_from(e, now) for e in events]
+        actor = check_actor(actor)
+        checked = list(map(event_from, events, itertools.repeat(now)))
         namespaces = {e.namespace for e in checked}
         with self._b.transaction():
             if len(namespaces) == 1:
-                return self._ingest(namespaces.pop(), checked)
+                ns = namespaces.pop()
+                done = self._ingest(ns, checked)
+                log(self, ns, "add_events", [e.id for e in done], actor, now)
+                return done
             out: list[Event] = list(checked)
             for ns in sorted(namespaces):
                 idxs = [i for i, e in enumerate(checked) if e.namespace == ns]
                 for i, ev in zip(idxs, self._ingest(ns, [checked[i] for i in idxs]), strict=True):
                     out[i] = ev
+                log(self, ns, "add_events", [checked[i].id for i in idxs], actor, now)
             return out
 
-    def _ingest(self, ns: str, events: list[Event]) -> list[Event]:
+    def _ingest(self, ns: str, events: list[Event], *, optimistic: bool = True) -> list[Event]:
+        """Plan and write one namespace's events.
+
+        Optimistically, the batch's ids are taken as new without a lookup (the
+        common case of an import); if one was stored already, the backend says
+        so before writing and the batch is planned again with every id looked up.
+        """
         ingest = Ingest(self._b, ns, self._seg_parents(ns))
-        ingest.prefetch(
-            dict.fromkeys([e.id for e in events] + [p for e in events for p in e.parents])
-        )
+        ids = [e.id for e in events]
+        if optimistic:
+            ingest.assume_new(ids)
+            ingest.prefetch(dict.fromkeys(p for e in events for p in e.parents))
+        else:
+            ingest.prefetch(dict.fromkeys(ids + [p for e in events for p in e.parents]))
         names = {n for n, _ in self._b.list_branches(ns)}
         rows = ingest.rows
         out = []
-        for ev in events:
-            old = rows[ev.id]
-            if old is not None:
-                _same_event(old.event, ev)
-                out.append(old.event)
-                continue
-            if names and ev.id in names:
-                raise NameClash(ev.id, ns, "a branch")
-            ingest.add(ev)
-            out.append(ev)
-        plan = ingest.apply()
+        try:
+            for ev in events:
+                old = rows[ev.id]
+                if old is not None:
+                    _same_event(old.event, ev)
+                    out.append(old.event)
+                    continue
+                if names and ev.id in names:
+                    raise NameClash(ev.id, ns, "a branch")
+                ingest.add(ev)
+                out.append(ev)
+            plan = ingest.apply()
+        except (DuplicateIds, CycleError):
+            # A stored id was taken for new: plan again knowing every id, so that a
+            # re-add is a no-op and an error names the real cause.
+            if not optimistic:
+                raise
+            return self._ingest(ns, events, optimistic=False)
         if plan.newly_connected:
             self._index_waiting_records(ns, ingest, plan.newly_connected)
         return out
@@ -202,12 +258,19 @@ class Store:
         namespace: str = "default",
         meta: dict[str, Any] | None = None,
         id: str | None = None,
+        expires_at: float | None = None,
+        valid_from: float | None = None,
+        valid_to: float | None = None,
+        actor: str | None = None,
     ) -> Memory:
         """Store a derived record sourced from ``sources`` (event ids).
 
         Sources that have not arrived are allowed: the record stays hidden
         until they arrive and connect. Re-adding the same ``id`` with the
-        same fields returns the stored record.
+        same fields returns the stored record. ``expires_at``, ``valid_from``
+        and ``valid_to`` are times in seconds since the epoch (see
+        `branchmem.lifecycle`); without ``expires_at`` the kind's default TTL
+        applies, if the store's `Policy` sets one.
 
         >>> store = Store()
         >>> _ = store.add_event("e1", content="我对花生过敏。")
@@ -225,11 +288,17 @@ class Store:
                     "namespace": namespace,
                     "meta": meta,
                     "id": id,
+                    "expires_at": expires_at,
+                    "valid_from": valid_from,
+                    "valid_to": valid_to,
                 }
-            ]
+            ],
+            actor=actor,
         )[0]
 
-    def add_memories(self, items: Iterable[Memory | Mapping[str, Any]]) -> list[Memory]:
+    def add_memories(
+        self, items: Iterable[Memory | Mapping[str, Any]], *, actor: str | None = None
+    ) -> list[Memory]:
         """Store many records in one transaction (all or none), like `add_memory` each.
 
         Each item is a dict of `add_memory`'s arguments (``content``, ``sources``,
@@ -243,7 +312,10 @@ class Store:
         2
         """
         now = self._clock()
+        actor = check_actor(actor)
         checked = [memory_from(m, now, _new_id) for m in items]
+        if self._policy.ttls:
+            checked = [self._policy.with_ttl(m) for m in checked]
         by_ns: dict[str, list[int]] = {}
         for i, m in enumerate(checked):
             by_ns.setdefault(m.namespace, []).append(i)
@@ -254,6 +326,7 @@ class Store:
                     idxs, self._insert_records(ns, [checked[i] for i in idxs]), strict=True
                 ):
                     out[i] = m
+                log(self, ns, "add_memories", [checked[i].id for i in idxs], actor, now)
         return out
 
     def retract(
@@ -263,6 +336,7 @@ class Store:
         sources: Sequence[str],
         namespace: str = "default",
         id: str | None = None,
+        actor: str | None = None,
     ) -> Memory:
         """Hide ``memory_id`` wherever this retraction's own sources are on the path.
 
@@ -277,9 +351,12 @@ class Store:
         """
         ns = check_namespace(namespace)
         rec = self._retraction(ns, memory_id, sources, id)
+        actor = check_actor(actor)
         with self._b.transaction():
             self._target(ns, memory_id)
-            return self._insert_records(ns, [rec])[0]
+            done = self._insert_records(ns, [rec])[0]
+            log(self, ns, "retract", [done.id, memory_id], actor, done.created_at)
+            return done
 
     def supersede(
         self,
@@ -288,12 +365,14 @@ class Store:
         *,
         sources: Sequence[str],
         namespace: str = "default",
+        actor: str | None = None,
         **fields: Any,
     ) -> Memory:
         """Replace a record: a retraction of it plus a new record, both from ``sources``.
 
-        ``fields`` (``kind``, ``key``, ``importance``, ``meta``, ``id``) default
-        to the old record's. Returns the new record.
+        ``fields`` (``kind``, ``key``, ``importance``, ``meta``, ``id``,
+        ``expires_at``, ``valid_from``, ``valid_to``) default to the old
+        record's. Returns the new record.
 
         >>> store = Store()
         >>> _ = store.add_events([{"id": "e1"}, {"id": "e2", "parent": "e1"}])
@@ -303,13 +382,15 @@ class Store:
         ['预算4000']
         """
         ns = check_namespace(namespace)
-        allowed = {"kind", "key", "importance", "meta", "id"}
+        allowed = {"kind", "key", "importance", "meta", "id", "expires_at"}
+        allowed |= {"valid_from", "valid_to"}
         if set(fields) - allowed:
             raise InvalidInput(
                 f"supersede() got unknown field(s) {sorted(set(fields) - allowed)}; "
                 f"it takes {', '.join(sorted(allowed))}"
             )
         retraction = self._retraction(ns, memory_id, sources, None)
+        actor = check_actor(actor)
         with self._b.transaction():
             old = self._target(ns, memory_id)
             new_id = fields.get("id")
@@ -324,7 +405,15 @@ class Store:
                 meta=check_meta(fields.get("meta", old.meta)),
                 created_at=self._clock(),
             )
-            return self._insert_records(ns, [retraction, mem])[1]
+            times = {k: fields.get(k, getattr(old, k)) for k in _TIMES}
+            if any(v is not None for v in times.values()):
+                checked = memory_from(
+                    {"content": "", "sources": ["x"], "id": "x", **times}, 0.0, _new_id
+                )
+                mem.__dict__.update({k: getattr(checked, k) for k in _TIMES})
+            r, new = self._insert_records(ns, [retraction, mem])
+            log(self, ns, "supersede", [new.id, r.id, memory_id], actor, new.created_at)
+            return new
 
     def _retraction(
         self, ns: str, memory_id: str, sources: Sequence[str], rid: str | None
@@ -407,20 +496,51 @@ class Store:
         return ancestor_ranges(pos, self._seg_parents(ns))
 
     def memories(
-        self, *, at: str | None, kind: str | None = None, namespace: str = "default"
+        self,
+        *,
+        at: str | Sequence[str] | None,
+        kind: str | None = None,
+        namespace: str = "default",
+        now: float | None = None,
+        as_of: float | None = None,
+        include_archived: bool = False,
+        touch: bool = False,
     ) -> list[Memory]:
         """Every record visible at ``at`` (an event id or branch name), oldest first.
 
         ``at=None`` returns ``[]``: a read without an anchor sees nothing.
+        ``at`` may also be a list of anchors in priority order (a scope chain):
+        each record visible from any of them comes once, with ``via`` naming
+        the first anchor that sees it, earlier anchors' records first.
+
+        Time (see `branchmem.lifecycle`): records expired at ``now`` (default:
+        the store's clock), archived, or outside their ``valid_from``/``valid_to``
+        are left out; ``include_archived=True`` keeps archived and expired ones.
+        ``as_of=t`` answers as the store would have at time ``t``.
+        ``touch=True`` records a use of every record returned.
 
         >>> Store().memories(at=None)
         []
         """
         ns = check_namespace(namespace)
-        if kind is not None and kind != RETRACTION:
+        if kind is not None and kind != RETRACTION and kind != CONFLICT:
             check_kind(kind)
+        t_now, t_as_of = check_read_times(now, as_of)
         if at is None:
             return []
+        if t_as_of is not None:
+            anchors = [at] if isinstance(at, str) else check_anchors(at)
+            out = read_chain(self, ns, anchors, kind, as_of=t_as_of, tag=not isinstance(at, str))
+        elif not isinstance(at, str):
+            out = read_chain(self, ns, check_anchors(at), kind)
+        else:
+            out = self._gate_read(ns, at, kind)
+        out = narrow(self, ns, out, now=t_now, as_of=t_as_of, include_archived=include_archived)
+        if touch and out:
+            self.touch([m.id for m in out], namespace=ns, now=t_now)
+        return out
+
+    def _gate_read(self, ns: str, at: str, kind: str | None) -> list[Memory]:
         with self._b.reading():
             ranges = self._ranges(ns, at)
             if ranges is None:
@@ -436,7 +556,7 @@ class Store:
                     retracted.add(m.target)
                     if kind == RETRACTION:
                         live.append(m)
-                elif kind is None or m.kind == kind:
+                elif m.kind == kind if kind is not None else m.kind != CONFLICT:
                     live.append(m)
         if kind == RETRACTION:
             out = live
@@ -584,41 +704,30 @@ class Store:
             raise UnknownMemory(memory_id, ns)
         return row.memory
 
-    # ---------------------------------------------------------------- branches
-    def set_branch(self, name: str, event_id: str, *, namespace: str = "default") -> Branch:
-        """Point branch ``name`` at ``event_id`` (creating or moving it).
+    # --------------------------------------------------------------- retrieval
+    def search(
+        self,
+        query: str,
+        *,
+        at: str | Sequence[str] | None,
+        k: int = 10,
+        namespace: str = "default",
+        **options: Any,
+    ) -> list[Hit]:
+        """The ``k`` records visible at ``at`` that best match ``query`` (gate first,
+        then rank). ``at`` may be a scope chain; ``options`` are those of
+        `branchmem.retrieval.search` (``mode``, ``embedder``, ``weights``,
+        ``kind``, ``key_prefix``, ``meta``, ``now``, ``as_of``, ``explain``, ``log``).
 
         >>> store = Store()
-        >>> _ = store.add_event("e1")
-        >>> store.set_branch("main", "e1").head
-        'e1'
+        >>> _ = store.add_event("e1", content="我对花生过敏。")
+        >>> _ = store.add_memory("用户对花生过敏", sources=["e1"])
+        >>> [h.memory.content for h in store.search("花生", at="e1", embedder="hashing")]
+        ['用户对花生过敏']
         """
-        ns = check_namespace(namespace)
-        check_id(name, "branch name")
-        check_id(event_id, "event id")
-        with self._b.transaction():
-            found = self._b.get_events(ns, [name, event_id])
-            if name in found:
-                raise NameClash(name, ns, "an event")
-            if event_id not in found:
-                raise UnknownEvent(event_id, ns)
-            self._b.set_branch(ns, name, event_id)
-        return Branch(name, event_id, ns)
+        from .retrieval.search import search
 
-    def branch_head(self, name: str, *, namespace: str = "default") -> str:
-        """The event id branch ``name`` points at, or `UnknownBranch`."""
-        ns = check_namespace(namespace)
-        with self._b.reading():
-            head = self._b.get_branch(ns, check_id(name, "branch name"))
-        if head is None:
-            raise UnknownBranch(name, ns)
-        return head
-
-    def branches(self, *, namespace: str = "default") -> list[Branch]:
-        """Every branch of the namespace, sorted by name."""
-        ns = check_namespace(namespace)
-        with self._b.reading():
-            return [Branch(n, h, ns) for n, h in self._b.list_branches(ns)]
+        return search(self, query, at=at, k=k, namespace=namespace, **options)
 
 
 def _new_id() -> str:
@@ -626,6 +735,7 @@ def _new_id() -> str:
 
 
 _SEQ = attrgetter("seq")
+_TIMES = ("expires_at", "valid_from", "valid_to")
 _POS = attrgetter("pos")
 
 
@@ -642,7 +752,8 @@ def _same_event(old: Event, new: Event) -> None:
 
 
 def _same_record(a: Memory, b: Memory) -> bool:
-    keys = ("content", "sources", "kind", "key", "importance", "meta", "target")
+    keys: tuple[str, ...] = ("content", "sources", "kind", "key", "importance", "meta", "target")
+    keys += ("expires_at", "valid_from", "valid_to")
     return all(getattr(a, k) == getattr(b, k) for k in keys)
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .errors import InvalidInput
-from .model import KINDS, ROLES, Event, Memory, make_event, normalize_parents
+from .model import KINDS, ROLES, Event, Memory, normalize_parents
 
 MAX_ID_LEN = 512
 
@@ -121,10 +121,12 @@ def check_key(key: Any) -> str | None:
 _EVENT_KEYS = frozenset({"id", "parent", "parents", "role", "content", "namespace", "meta"})
 _MEMORY_KEYS = frozenset(
     {"content", "sources", "kind", "key", "importance", "namespace", "meta", "id"}
+    | {"expires_at", "valid_from", "valid_to"}
 )
 
 
 _ROLES = frozenset(ROLES)
+_new = object.__new__
 
 
 def event_from(item: Any, now: float) -> Event:
@@ -159,15 +161,18 @@ def event_from(item: Any, now: float) -> Event:
             check_text(content, f"content of event {eid!r}")
         ns = item.get("namespace", "default")
         meta = item.get("meta")
-        return make_event(
-            eid,
-            parents,
-            role,
-            content,
-            ns if ns == "default" else check_namespace(ns),
-            None if meta is None else check_meta(meta),
-            now,
+        # make_event, inlined: this runs once per event of every import.
+        ev: Event = _new(Event)
+        ev.__dict__.update(
+            id=eid,
+            parents=parents,
+            role=role,
+            content=content,
+            namespace=ns if ns == "default" else check_namespace(ns),
+            meta=None if meta is None else check_meta(meta),
+            created_at=now,
         )
+        return ev
     if isinstance(item, Event):
         d: Mapping[str, Any] = {
             "id": item.id,
@@ -227,7 +232,7 @@ def memory_from(item: Any, now: float, new_id: Callable[[], str]) -> Memory:
     key = get("key")
     meta = get("meta")
     ns = get("namespace", "default")
-    return Memory(
+    mem = Memory(
         new_id() if rid is None else check_id(rid, "memory id"),
         check_text(get("content"), "content"),
         check_sources(get("sources")),
@@ -239,3 +244,54 @@ def memory_from(item: Any, now: float, new_id: Callable[[], str]) -> Memory:
         None,
         now,
     )
+    times = (get("expires_at"), get("valid_from"), get("valid_to"))
+    if times == (None, None, None):
+        return mem
+    expires, vfrom, vto = (check_time(t, n) for t, n in zip(times, _TIMES, strict=True))
+    if vfrom is not None and vto is not None and vfrom > vto:
+        raise InvalidInput(
+            f"valid_from ({vfrom}) is after valid_to ({vto}); the fact must hold for "
+            "some time, so swap them or drop one"
+        )
+    mem.__dict__.update(expires_at=expires, valid_from=vfrom, valid_to=vto)
+    return mem
+
+
+_TIMES = ("expires_at", "valid_from", "valid_to")
+
+
+def check_time(value: Any, what: str) -> float | None:
+    """``None`` or a finite time in seconds since the epoch (as from ``time.time()``)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InvalidInput(
+            f"{what} must be a time in seconds since the epoch (a number, as from "
+            f"time.time()) or None; got {value!r}"
+        )
+    return float(value)
+
+
+MAX_NAME_LEN = 200
+
+
+def check_name(value: Any, what: str = "branch name") -> str:
+    """Branch and snapshot names: hierarchical (``user_001/session_abc/task``),
+    no whitespace or control characters, no empty part, at most 200 characters."""
+    if type(value) is not str:
+        raise InvalidInput(f"{what} must be a string, got {type(value).__name__} {value!r}")
+    if not value:
+        raise InvalidInput(f"{what} must be a non-empty string such as 'user_001/main'")
+    if len(value) > MAX_NAME_LEN:
+        raise InvalidInput(f"{what} is {len(value)} characters long; the limit is {MAX_NAME_LEN}")
+    if any(c.isspace() or not c.isprintable() for c in value):
+        raise InvalidInput(
+            f"{what} {value!r} holds whitespace or a control character; use names like "
+            "'user_001/session_abc/task' (join words with '_' or '-')"
+        )
+    if any(not part for part in value.split("/")):
+        raise InvalidInput(
+            f"{what} {value!r} has an empty part (a leading, trailing or doubled '/'); "
+            "use names like 'user_001/session_abc/task'"
+        )
+    return value

@@ -13,6 +13,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
+from ..branch_types import AuditEntry, HeadMove, Snapshot
 from ..model import Event, Memory
 
 Pos = tuple[int, int]
@@ -44,6 +45,36 @@ class RecordRow:
     extra: tuple[Pos, ...] = ()
 
 
+class DuplicateIds(Exception):
+    """Raised by `Backend.insert_events` when an id already exists; nothing was written.
+
+    Batch ingest assumes the ids it is given are new and lets the unique key
+    check it; on this error it plans again with a lookup of every id.
+    """
+
+
+@dataclass(slots=True)
+class BranchRow:
+    """A stored branch pointer and what it was made from."""
+
+    name: str
+    head: str
+    fork_point: str | None = None
+    parent: str | None = None
+    created_at: float = 0.0
+    updated_at: float = 0.0
+
+
+@dataclass(slots=True)
+class LifeRow:
+    """Mutable lifecycle state of a record (the record itself never changes)."""
+
+    archived_at: float | None = None
+    restored_at: float | None = None
+    uses: int = 0
+    last_used: float | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class NewSegment:
     seg: int
@@ -66,7 +97,9 @@ class Backend(Protocol):
     # events -----------------------------------------------------------------
     def get_events(self, ns: str, ids: Iterable[str]) -> dict[str, EventRow]: ...
 
-    def insert_events(self, ns: str, rows: list[EventRow]) -> None: ...
+    def insert_events(self, ns: str, rows: list[EventRow]) -> None:
+        """Store new events; raise `DuplicateIds` (writing nothing) if any id exists."""
+        ...
 
     def set_event_positions(self, ns: str, positions: list[tuple[str, Pos]]) -> None: ...
 
@@ -126,3 +159,68 @@ class Backend(Protocol):
     def set_branch(self, ns: str, name: str, head: str) -> None: ...
 
     def list_branches(self, ns: str) -> list[tuple[str, str]]: ...
+
+    def get_branch_row(self, ns: str, name: str) -> BranchRow | None: ...
+
+    def list_branch_rows(self, ns: str) -> list[BranchRow]:
+        """Every branch of the namespace, sorted by name."""
+        ...
+
+    def put_branch_row(self, ns: str, row: BranchRow) -> None:
+        """Create or replace the branch ``row.name``. Callers compare-and-set
+        inside `transaction`, which admits one writer at a time."""
+        ...
+
+    def delete_branch(self, ns: str, name: str) -> None: ...
+
+    def add_head_moves(self, ns: str, moves: list[HeadMove]) -> None: ...
+
+    def head_moves(self, ns: str, name: str) -> list[HeadMove]:
+        """Moves of branch ``name``, oldest first."""
+        ...
+
+    def get_snapshot(self, ns: str, name: str) -> Snapshot | None: ...
+
+    def put_snapshot(self, ns: str, snap: Snapshot) -> None: ...
+
+    def list_snapshots(self, ns: str) -> list[Snapshot]:
+        """Every snapshot of the namespace, sorted by name."""
+        ...
+
+    # lifecycle and erasure ----------------------------------------------------
+    def has_life(self, ns: str) -> bool:
+        """Does any record of the namespace have lifecycle state (a cheap check)?"""
+        ...
+
+    def get_life(self, ns: str, ids: Iterable[str]) -> dict[str, LifeRow]: ...
+
+    def put_life(self, ns: str, rows: dict[str, LifeRow]) -> None: ...
+
+    def expired_records(self, ns: str, now: float) -> list[str]:
+        """Ids of records whose ``expires_at`` is at or before ``now``."""
+        ...
+
+    def records_with_sources(self, ns: str, event_ids: Iterable[str]) -> list[str]:
+        """Ids of records with at least one of these sources."""
+        ...
+
+    def records_of_kind(self, ns: str, kind: str) -> list[RecordRow]: ...
+
+    def delete_records(self, ns: str, ids: list[str]) -> None:
+        """Delete records with their index entries, waits and lifecycle state."""
+        ...
+
+    def erase_event(self, ns: str, event_id: str) -> None:
+        """Blank an event's content and meta; its id and place in the graph stay."""
+        ...
+
+    def drop_namespace(self, ns: str) -> None:
+        """Delete everything of the namespace except its audit log."""
+        ...
+
+    # audit ------------------------------------------------------------------
+    def add_audit(self, ns: str, entries: list[AuditEntry]) -> None: ...
+
+    def audit(self, ns: str, since: float | None) -> list[AuditEntry]:
+        """Entries at or after ``since`` (all if None), oldest first, ``seq`` filled."""
+        ...

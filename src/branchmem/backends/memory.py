@@ -8,8 +8,18 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 
+from ..branch_types import AuditEntry, HeadMove, Snapshot
 from ..model import Memory
-from .base import EventRow, NewSegment, Pos, Ranges, RecordRow
+from .base import (
+    BranchRow,
+    DuplicateIds,
+    EventRow,
+    LifeRow,
+    NewSegment,
+    Pos,
+    Ranges,
+    RecordRow,
+)
 
 
 class _Space:
@@ -25,7 +35,11 @@ class _Space:
         self.index: dict[int, tuple[list[int], list[RecordRow]]] = {}
         self.by_target: dict[str, list[str]] = {}
         self.record_waits: dict[str, list[str]] = {}
-        self.branches: dict[str, str] = {}
+        self.branches: dict[str, BranchRow] = {}
+        self.moves: dict[str, list[HeadMove]] = {}
+        self.snapshots: dict[str, Snapshot] = {}
+        self.audit: list[AuditEntry] = []
+        self.life: dict[str, LifeRow] = {}
 
 
 _EMPTY = _Space()
@@ -75,6 +89,8 @@ class MemoryBackend:
         sp = self._space(ns)
         # Copies, so that rows a planner still holds never alias stored state.
         events = sp.events
+        if any(r.event.id in events for r in rows):
+            raise DuplicateIds(ns)
         for r in rows:
             events[r.event.id] = EventRow(r.event, r.pos)
 
@@ -189,10 +205,120 @@ class MemoryBackend:
 
     # branches ---------------------------------------------------------------
     def get_branch(self, ns: str, name: str) -> str | None:
-        return self._read(ns).branches.get(name)
+        row = self._read(ns).branches.get(name)
+        return None if row is None else row.head
 
     def set_branch(self, ns: str, name: str, head: str) -> None:
-        self._space(ns).branches[name] = head
+        branches = self._space(ns).branches
+        row = branches.get(name)
+        if row is None:
+            branches[name] = BranchRow(name, head, head)
+        else:
+            row.head = head
 
     def list_branches(self, ns: str) -> list[tuple[str, str]]:
-        return sorted(self._read(ns).branches.items())
+        return sorted((n, r.head) for n, r in self._read(ns).branches.items())
+
+    def get_branch_row(self, ns: str, name: str) -> BranchRow | None:
+        row = self._read(ns).branches.get(name)
+        return None if row is None else replace(row)
+
+    def list_branch_rows(self, ns: str) -> list[BranchRow]:
+        rows = self._read(ns).branches
+        return [replace(rows[n]) for n in sorted(rows)]
+
+    def put_branch_row(self, ns: str, row: BranchRow) -> None:
+        self._space(ns).branches[row.name] = replace(row)
+
+    def delete_branch(self, ns: str, name: str) -> None:
+        self._space(ns).branches.pop(name, None)
+
+    def add_head_moves(self, ns: str, moves: list[HeadMove]) -> None:
+        sp = self._space(ns)
+        for m in moves:
+            sp.moves.setdefault(m.branch, []).append(m)
+
+    def head_moves(self, ns: str, name: str) -> list[HeadMove]:
+        return list(self._read(ns).moves.get(name, ()))
+
+    def get_snapshot(self, ns: str, name: str) -> Snapshot | None:
+        return self._read(ns).snapshots.get(name)
+
+    def put_snapshot(self, ns: str, snap: Snapshot) -> None:
+        self._space(ns).snapshots[snap.name] = snap
+
+    def list_snapshots(self, ns: str) -> list[Snapshot]:
+        snaps = self._read(ns).snapshots
+        return [snaps[n] for n in sorted(snaps)]
+
+    # lifecycle and erasure ----------------------------------------------------
+    def has_life(self, ns: str) -> bool:
+        return bool(self._read(ns).life)
+
+    def get_life(self, ns: str, ids: Iterable[str]) -> dict[str, LifeRow]:
+        life = self._read(ns).life
+        return {i: replace(r) for i in ids if (r := life.get(i)) is not None}
+
+    def put_life(self, ns: str, rows: dict[str, LifeRow]) -> None:
+        life = self._space(ns).life
+        for i, r in rows.items():
+            life[i] = replace(r)
+
+    def expired_records(self, ns: str, now: float) -> list[str]:
+        return [
+            i
+            for i, r in self._read(ns).records.items()
+            if (e := r.memory.expires_at) is not None and e <= now
+        ]
+
+    def records_with_sources(self, ns: str, event_ids: Iterable[str]) -> list[str]:
+        want = set(event_ids)
+        return [i for i, r in self._read(ns).records.items() if want.intersection(r.memory.sources)]
+
+    def records_of_kind(self, ns: str, kind: str) -> list[RecordRow]:
+        return [r for r in self._read(ns).records.values() if r.memory.kind == kind]
+
+    def delete_records(self, ns: str, ids: list[str]) -> None:
+        sp = self._space(ns)
+        gone = set(ids)
+        segs = set()
+        for rid in ids:
+            row = sp.records.pop(rid, None)
+            sp.life.pop(rid, None)
+            if row is None:
+                continue
+            t = row.memory.target
+            if t is not None and t in sp.by_target:
+                sp.by_target[t] = [x for x in sp.by_target[t] if x != rid]
+            if row.pos is not None:
+                segs.add(row.pos[0])
+        for seg in segs:  # each touched segment is rebuilt once
+            seqs, rows = sp.index[seg]
+            keep = [(q, r) for q, r in zip(seqs, rows, strict=True) if r.memory.id not in gone]
+            sp.index[seg] = ([q for q, _ in keep], [r for _, r in keep])
+        for rid in ids:
+            sp.by_target.pop(rid, None)
+        for ev, recs in list(sp.record_waits.items()):
+            sp.record_waits[ev] = [r for r in recs if r not in gone]
+
+    def erase_event(self, ns: str, event_id: str) -> None:
+        sp = self._space(ns)
+        row = sp.events.get(event_id)
+        if row is not None:
+            row.event = replace(row.event, content="", meta=None)
+
+    def drop_namespace(self, ns: str) -> None:
+        sp = self._spaces.pop(ns, None)
+        if sp is not None and sp.audit:
+            self._space(ns).audit = sp.audit
+
+    # audit ------------------------------------------------------------------
+    def add_audit(self, ns: str, entries: list[AuditEntry]) -> None:
+        log = self._space(ns).audit
+        for e in entries:
+            self._seq += 1
+            log.append(replace(e, seq=self._seq))
+
+    def audit(self, ns: str, since: float | None) -> list[AuditEntry]:
+        log = self._read(ns).audit
+        return list(log) if since is None else [e for e in log if e.at >= since]

@@ -17,11 +17,21 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..branch_types import AuditEntry, HeadMove, Snapshot
 from ..errors import StorageError
 from ..model import Memory, make_event, make_memory
-from .base import EventRow, NewSegment, Pos, Ranges, RecordRow
+from .base import (
+    BranchRow,
+    DuplicateIds,
+    EventRow,
+    LifeRow,
+    NewSegment,
+    Pos,
+    Ranges,
+    RecordRow,
+)
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 CHUNK = 400  # ids per IN (...) list, well under SQLite's variable limit
 
 SCHEMA = """
@@ -46,6 +56,7 @@ CREATE TABLE IF NOT EXISTS records (
     seq INTEGER PRIMARY KEY, ns INTEGER NOT NULL, id TEXT NOT NULL, kind TEXT NOT NULL,
     content TEXT NOT NULL, sources TEXT NOT NULL, key TEXT, importance REAL NOT NULL,
     meta TEXT, target TEXT, created_at REAL NOT NULL, seg INTEGER, pos INTEGER, extra TEXT,
+    expires_at REAL, valid_from REAL, valid_to REAL,
     UNIQUE (ns, id)
 );
 CREATE INDEX IF NOT EXISTS records_pos ON records (ns, seg, pos) WHERE seg IS NOT NULL;
@@ -56,7 +67,26 @@ CREATE TABLE IF NOT EXISTS record_waits (
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS branches (
     ns INTEGER NOT NULL, name TEXT NOT NULL, head TEXT NOT NULL,
+    fork_point TEXT, parent TEXT, created_at REAL, updated_at REAL,
     PRIMARY KEY (ns, name)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS head_moves (
+    ns INTEGER NOT NULL, branch TEXT NOT NULL, from_head TEXT, to_head TEXT,
+    why TEXT NOT NULL, actor TEXT, at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS head_moves_branch ON head_moves (ns, branch);
+CREATE TABLE IF NOT EXISTS snapshots (
+    ns INTEGER NOT NULL, name TEXT NOT NULL, branch TEXT NOT NULL, event TEXT NOT NULL,
+    created_at REAL NOT NULL, PRIMARY KEY (ns, name)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS audit (
+    seq INTEGER PRIMARY KEY, ns INTEGER NOT NULL, at REAL NOT NULL, actor TEXT,
+    op TEXT NOT NULL, ids TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS audit_ns ON audit (ns, at);
+CREATE TABLE IF NOT EXISTS life (
+    ns INTEGER NOT NULL, id TEXT NOT NULL, archived_at REAL, restored_at REAL,
+    uses INTEGER NOT NULL, last_used REAL, PRIMARY KEY (ns, id)
 ) WITHOUT ROWID;
 """
 
@@ -65,7 +95,8 @@ CREATE TABLE IF NOT EXISTS branches (
 SEP = "\x1f"
 
 _REC_COLS = (
-    "seq, id, kind, content, sources, key, importance, meta, target, created_at, seg, pos, extra"
+    "seq, id, kind, content, sources, key, importance, meta, target, created_at, seg, pos, extra, "
+    "expires_at, valid_from, valid_to"
 )
 
 
@@ -208,6 +239,17 @@ class SQLiteBackend:
         nid = self._wns(ns)
         dumps = json.dumps
         join = SEP.join
+        # A savepoint, so that a duplicate id leaves none of the batch behind.
+        self._db.execute("SAVEPOINT insert_events")
+        try:
+            self._insert_events(nid, rows, dumps, join)
+        except sqlite3.IntegrityError as exc:
+            self._db.execute("ROLLBACK TO insert_events")
+            self._db.execute("RELEASE insert_events")
+            raise DuplicateIds(ns) from exc
+        self._db.execute("RELEASE insert_events")
+
+    def _insert_events(self, nid: int, rows: list[EventRow], dumps: Any, join: Any) -> None:
         self._db.executemany(
             "INSERT INTO events (ns, id, parents, role, content, meta, created_at, seg, seq) "
             "VALUES (?,?,?,?,?,?,?,?,?)",
@@ -329,7 +371,8 @@ class SQLiteBackend:
     # records ------------------------------------------------------------------
     @staticmethod
     def _record(ns: str, r: Sequence[Any]) -> RecordRow:
-        seq, rid, kind, content, sources, key, imp, meta, target, created, seg, pos, extra = r
+        (seq, rid, kind, content, sources, key, imp, meta, target, created, seg, pos, extra,
+         expires, vfrom, vto) = r  # fmt: skip
         m = make_memory(
             rid,
             content,
@@ -342,6 +385,9 @@ class SQLiteBackend:
             target,
             created,
             seq,
+            expires,
+            vfrom,
+            vto,
         )
         ex: tuple[Pos, ...] = tuple((a, b) for a, b in json.loads(extra)) if extra else ()
         return RecordRow(m, (seg, pos) if seg is not None else None, ex)
@@ -364,7 +410,7 @@ class SQLiteBackend:
         out = [replace(r.memory, seq=first + i) for i, r in enumerate(rows)]
         dumps = json.dumps
         self._db.executemany(
-            f"INSERT INTO records ({_REC_COLS}, ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            f"INSERT INTO records ({_REC_COLS}, ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 (
                     m.seq,
@@ -382,6 +428,9 @@ class SQLiteBackend:
                     r.pos[0] if r.pos else None,
                     r.pos[1] if r.pos else None,
                     dumps(r.extra) if r.extra else None,
+                    m.expires_at,
+                    m.valid_from,
+                    m.valid_to,
                     nid,
                 )
                 for m, r in zip(out, rows, strict=True)
@@ -480,4 +529,179 @@ class SQLiteBackend:
             for a, b in self._db.execute(
                 "SELECT name, head FROM branches WHERE ns=? ORDER BY name", (nid,)
             )
+        ]
+
+    _BRANCH_COLS = "name, head, fork_point, parent, created_at, updated_at"
+
+    @staticmethod
+    def _branch(r: Sequence[Any]) -> BranchRow:
+        return BranchRow(str(r[0]), str(r[1]), r[2], r[3], r[4] or 0.0, r[5] or 0.0)
+
+    def get_branch_row(self, ns: str, name: str) -> BranchRow | None:
+        nid = self._ns(ns)
+        if nid is None:
+            return None
+        row = self._db.execute(
+            f"SELECT {self._BRANCH_COLS} FROM branches WHERE ns=? AND name=?", (nid, name)
+        ).fetchone()
+        return None if row is None else self._branch(row)
+
+    def list_branch_rows(self, ns: str) -> list[BranchRow]:
+        nid = self._ns(ns)
+        if nid is None:
+            return []
+        sql = f"SELECT {self._BRANCH_COLS} FROM branches WHERE ns=? ORDER BY name"
+        return [self._branch(r) for r in self._db.execute(sql, (nid,))]
+
+    def put_branch_row(self, ns: str, row: BranchRow) -> None:
+        nid = self._wns(ns)
+        self._db.execute(
+            f"INSERT OR REPLACE INTO branches (ns, {self._BRANCH_COLS}) VALUES (?,?,?,?,?,?,?)",
+            (nid, row.name, row.head, row.fork_point, row.parent, row.created_at, row.updated_at),
+        )
+
+    def delete_branch(self, ns: str, name: str) -> None:
+        nid = self._wns(ns)
+        self._db.execute("DELETE FROM branches WHERE ns=? AND name=?", (nid, name))
+
+    def add_head_moves(self, ns: str, moves: list[HeadMove]) -> None:
+        nid = self._wns(ns)
+        self._db.executemany(
+            "INSERT INTO head_moves VALUES (?,?,?,?,?,?,?)",
+            ((nid, m.branch, m.from_head, m.to_head, m.why, m.actor, m.at) for m in moves),
+        )
+
+    def head_moves(self, ns: str, name: str) -> list[HeadMove]:
+        nid = self._ns(ns)
+        if nid is None:
+            return []
+        sql = (
+            "SELECT branch, from_head, to_head, why, actor, at FROM head_moves "
+            "WHERE ns=? AND branch=? ORDER BY rowid"
+        )
+        return [
+            HeadMove(b, f, t, why, actor, at, ns)
+            for b, f, t, why, actor, at in self._db.execute(sql, (nid, name))
+        ]
+
+    def get_snapshot(self, ns: str, name: str) -> Snapshot | None:
+        nid = self._ns(ns)
+        if nid is None:
+            return None
+        row = self._db.execute(
+            "SELECT name, branch, event, created_at FROM snapshots WHERE ns=? AND name=?",
+            (nid, name),
+        ).fetchone()
+        return None if row is None else Snapshot(row[0], row[1], row[2], ns, row[3])
+
+    def put_snapshot(self, ns: str, snap: Snapshot) -> None:
+        nid = self._wns(ns)
+        self._db.execute(
+            "INSERT OR REPLACE INTO snapshots VALUES (?,?,?,?,?)",
+            (nid, snap.name, snap.branch, snap.event, snap.created_at),
+        )
+
+    def list_snapshots(self, ns: str) -> list[Snapshot]:
+        nid = self._ns(ns)
+        if nid is None:
+            return []
+        sql = "SELECT name, branch, event, created_at FROM snapshots WHERE ns=? ORDER BY name"
+        return [Snapshot(r[0], r[1], r[2], ns, r[3]) for r in self._db.execute(sql, (nid,))]
+
+    # lifecycle and erasure ------------------------------------------------------
+    def has_life(self, ns: str) -> bool:
+        nid = self._ns(ns)
+        if nid is None:
+            return False
+        return (
+            self._db.execute("SELECT 1 FROM life WHERE ns=? LIMIT 1", (nid,)).fetchone() is not None
+        )
+
+    def get_life(self, ns: str, ids: Iterable[str]) -> dict[str, LifeRow]:
+        nid = self._ns(ns)
+        if nid is None:
+            return {}
+        out: dict[str, LifeRow] = {}
+        for chunk in _chunks(list(ids)):
+            sql = (
+                "SELECT id, archived_at, restored_at, uses, last_used FROM life "
+                f"WHERE ns=? AND id IN ({_marks(len(chunk))})"
+            )
+            for rid, a, r, u, lu in self._db.execute(sql, (nid, *chunk)):
+                out[rid] = LifeRow(a, r, u, lu)
+        return out
+
+    def put_life(self, ns: str, rows: dict[str, LifeRow]) -> None:
+        nid = self._wns(ns)
+        self._db.executemany(
+            "INSERT OR REPLACE INTO life VALUES (?,?,?,?,?,?)",
+            ((nid, i, r.archived_at, r.restored_at, r.uses, r.last_used) for i, r in rows.items()),
+        )
+
+    def expired_records(self, ns: str, now: float) -> list[str]:
+        nid = self._ns(ns)
+        if nid is None:
+            return []
+        sql = "SELECT id FROM records WHERE ns=? AND expires_at<=? ORDER BY seq"
+        return [r[0] for r in self._db.execute(sql, (nid, now))]
+
+    def records_with_sources(self, ns: str, event_ids: Iterable[str]) -> list[str]:
+        nid = self._ns(ns)
+        if nid is None:
+            return []
+        want = set(event_ids)
+        # A scan: erasure is rare, and sources are not indexed by event.
+        sql = "SELECT id, sources FROM records WHERE ns=?"
+        return [
+            rid for rid, src in self._db.execute(sql, (nid,)) if want.intersection(src.split(SEP))
+        ]
+
+    def records_of_kind(self, ns: str, kind: str) -> list[RecordRow]:
+        nid = self._ns(ns)
+        if nid is None:
+            return []
+        sql = f"SELECT {_REC_COLS} FROM records WHERE ns=? AND kind=? ORDER BY seq"
+        return [self._record(ns, r) for r in self._db.execute(sql, (nid, kind))]
+
+    def delete_records(self, ns: str, ids: list[str]) -> None:
+        nid = self._wns(ns)
+        for table, col in (("records", "id"), ("life", "id"), ("record_waits", "record")):
+            self._db.executemany(
+                f"DELETE FROM {table} WHERE ns=? AND {col}=?", ((nid, i) for i in ids)
+            )
+
+    def erase_event(self, ns: str, event_id: str) -> None:
+        nid = self._wns(ns)
+        self._db.execute(
+            "UPDATE events SET content='', meta=NULL WHERE ns=? AND id=?", (nid, event_id)
+        )
+
+    def drop_namespace(self, ns: str) -> None:
+        nid = self._ns(ns)
+        if nid is None:
+            return
+        for table in (
+            "events", "waits", "segments", "records", "record_waits", "branches",
+            "head_moves", "snapshots", "life",
+        ):  # fmt: skip
+            self._db.execute(f"DELETE FROM {table} WHERE ns=?", (nid,))
+        self._seg_cache = {k: v for k, v in self._seg_cache.items() if k[0] != nid}
+
+    # audit --------------------------------------------------------------------
+    def add_audit(self, ns: str, entries: list[AuditEntry]) -> None:
+        nid = self._wns(ns)
+        self._db.executemany(
+            "INSERT INTO audit (ns, at, actor, op, ids) VALUES (?,?,?,?,?)",
+            ((nid, e.at, e.actor, e.op, SEP.join(e.ids)) for e in entries),
+        )
+
+    def audit(self, ns: str, since: float | None) -> list[AuditEntry]:
+        nid = self._ns(ns)
+        if nid is None:
+            return []
+        sql = "SELECT seq, at, actor, op, ids FROM audit WHERE ns=? AND at>=? ORDER BY seq"
+        low = float("-inf") if since is None else since
+        return [
+            AuditEntry(at, op, tuple(ids.split(SEP)) if ids else (), actor, ns, seq)
+            for seq, at, actor, op, ids in self._db.execute(sql, (nid, low))
         ]

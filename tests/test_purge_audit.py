@@ -1,0 +1,125 @@
+"""Erasure (purge) and the audit log, on every backend."""
+
+from __future__ import annotations
+
+import pytest
+
+from branch_state import state
+from branchmem import InvalidInput, Store, UnknownEvent, UnknownMemory
+
+
+@pytest.fixture
+def chat(store: Store) -> Store:
+    store.add_events(
+        [
+            {"id": "e1", "content": "你好"},
+            {"id": "e2", "parent": "e1", "content": "我的手机号是 138……"},
+            {"id": "e3", "parent": "e2", "content": "我住在北京"},
+        ]
+    )
+    store.add_memory("用户手机号 138……", sources=["e2"], id="phone")
+    store.add_memory("用户住在北京", sources=["e3"], id="city")
+    store.add_memory("用户手机号和住址", sources=["e2", "e3"], id="profile")
+    return store
+
+
+def test_purge_an_event(chat: Store) -> None:
+    chat.retract("city", sources=["e3"], id="r_city")
+    removed = chat.purge(events=["e2"], actor="dpo")
+    assert removed == ["e2", "phone", "profile"]
+    assert chat.get_event("e2").content == ""
+    for gone in ("phone", "profile"):
+        with pytest.raises(UnknownMemory):
+            chat.get_memory(gone)
+    # the lineage is intact: the descendant's own records keep their visibility
+    assert [e.id for e in chat.path("e3")] == ["e1", "e2", "e3"]
+    assert chat.visible("r_city", at="e3")
+    entry = chat.audit("default")[-1]
+    assert (entry.op, entry.actor, entry.ids) == ("purge", "dpo", ("e2", "phone", "profile"))
+    assert "138" not in repr(chat.audit("default")[-1])
+
+
+def test_purge_a_memory_takes_what_derives_from_it(chat: Store) -> None:
+    chat.retract("phone", sources=["e3"], id="r_phone")
+    assert chat.purge(memories=["phone"]) == ["phone", "r_phone"]
+    assert [m.id for m in chat.memories(at="e3")] == ["city", "profile"]
+    assert [m.id for m in chat.memories(at="e3", kind="retraction")] == []
+
+
+def test_purge_takes_conflicts_naming_the_memory(store: Store) -> None:
+    store.add_event("root")
+    store.create_branch("main", at="root")
+    store.create_branch("chat", at="root")
+    a = store.remember("预算3000", branch="main", key="budget")
+    store.remember("预算4000", branch="chat", key="budget")
+    r = store.merge("chat", "main", strategy="keep_both")
+    assert store.conflicts(at="main")
+    removed = store.purge(memories=[a.id])
+    assert r.conflict_ids[0] in removed
+    assert store.conflicts(at="main") == []
+
+
+def test_purge_a_namespace(store: Store) -> None:
+    store.add_event("e1", namespace="tenant_a", content="secret")
+    store.create_branch("main", at="e1", namespace="tenant_a")
+    store.remember("secret fact", branch="main", namespace="tenant_a")
+    store.add_event("e1", namespace="tenant_b")
+    assert store.purge(namespace="tenant_a", whole_namespace=True, actor="dpo") == ["tenant_a"]
+    with pytest.raises(UnknownEvent):
+        store.get_event("e1", namespace="tenant_a")
+    assert store.branches(namespace="tenant_a") == []
+    assert store.get_event("e1", namespace="tenant_b").id == "e1"
+    assert [a.op for a in store.audit("tenant_a")][-1] == "purge_namespace"
+    # the namespace can be used again afterwards
+    store.add_event("e9", namespace="tenant_a")
+    assert store.memories(at="e9", namespace="tenant_a") == []
+
+
+def test_purge_bad_input_changes_nothing(chat: Store) -> None:
+    chat.create_branch("main", at="e3")
+    before = state(chat)
+    with pytest.raises(UnknownEvent):
+        chat.purge(events=["e2", "nope"])
+    with pytest.raises(UnknownMemory):
+        chat.purge(memories=["phone", "nope"])
+    with pytest.raises(InvalidInput):
+        chat.purge()
+    with pytest.raises(InvalidInput):
+        chat.purge(events="e2")
+    with pytest.raises(InvalidInput):
+        chat.purge(events=["e2"], whole_namespace=True)
+    assert state(chat) == before
+    assert chat.get_event("e2").content.startswith("我的手机号")
+    assert chat.get_memory("phone").id == "phone"
+
+
+def test_audit_records_every_write() -> None:
+    clock = [100.0]
+    store = Store(clock=lambda: clock[0])
+    store.add_event("e1", actor="alice")
+    m = store.add_memory("x", sources=["e1"], actor="bob")
+    clock[0] = 200.0
+    store.add_events([{"id": "e2", "parent": "e1"}])
+    r = store.retract(m.id, sources=["e2"], actor="carol")
+    store.create_branch("main", at="e2")
+    n = store.remember("y", branch="main")
+    s = store.supersede(n.id, "z", sources=["e2"])
+    log = store.audit("default")
+    assert [(a.op, a.actor) for a in log] == [
+        ("add_events", "alice"),
+        ("add_memories", "bob"),
+        ("add_events", None),
+        ("retract", "carol"),
+        ("create_branch", None),
+        ("remember", None),
+        ("supersede", None),
+    ]
+    assert log[1].ids == (m.id,) and log[3].ids == (r.id, m.id)
+    assert s.id in log[-1].ids
+    late = store.audit("default", since=200.0)
+    assert len(late) == 5 and late[0].op == "add_events"
+    assert store.audit("other") == []
+    with pytest.raises(InvalidInput):
+        store.audit("default", since="yesterday")  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput):
+        store.add_event("e3", actor="")

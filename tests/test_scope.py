@@ -1,0 +1,130 @@
+"""Scope chains (``memories(at=[...])``) and the long-term memory recipe."""
+
+from __future__ import annotations
+
+import doctest
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from branchmem import InvalidInput, Store, UnknownAnchor
+from strategies import History, histories
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+@pytest.fixture
+def chain(store: Store) -> Store:
+    store.add_event("org_root")
+    store.create_branch("org/main", at="org_root")
+    store.remember("公司禁止外传合同", branch="org/main", id="org_rule")
+    store.create_branch("user/main", at="org/main")
+    store.remember("用户对花生过敏", branch="user/main", id="allergy")
+    store.create_branch("chat", at="user/main")
+    store.remember("用户想订周五的餐厅", branch="chat", id="booking")
+    store.remember("用户喜欢川菜", branch="user/main", id="cuisine")  # after the fork
+    store.remember("合同模板更新", branch="org/main", id="org_new")  # after the fork
+    return store
+
+
+def test_chain_returns_each_record_once_with_the_first_anchor(chain: Store) -> None:
+    got = [(m.id, m.via) for m in chain.memories(at=["chat", "user/main", "org/main"])]
+    assert got == [
+        ("org_rule", "chat"),
+        ("allergy", "chat"),
+        ("booking", "chat"),
+        ("cuisine", "user/main"),
+        ("org_new", "org/main"),
+    ]
+
+
+def test_order_of_anchors_is_priority(chain: Store) -> None:
+    got = [(m.id, m.via) for m in chain.memories(at=["org/main", "chat"])]
+    assert got == [("org_rule", "org/main"), ("org_new", "org/main"),
+                   ("allergy", "chat"), ("booking", "chat")]  # fmt: skip
+
+
+def test_single_anchor_reads_have_no_via(chain: Store) -> None:
+    assert {m.via for m in chain.memories(at="chat")} == {None}
+    # via does not take part in equality: the same records compare equal
+    assert chain.memories(at=["chat"]) == chain.memories(at="chat")
+
+
+def test_a_retraction_hides_only_where_it_is_visible(chain: Store) -> None:
+    chain.add_event("fix", branch="chat", content="其实我不过敏")
+    chain.retract("allergy", sources=["fix"])
+    assert "allergy" not in [m.id for m in chain.memories(at="chat")]
+    got = {m.id: m.via for m in chain.memories(at=["chat", "user/main"])}
+    assert got["allergy"] == "user/main"
+
+
+def test_chain_with_kind_and_retractions(chain: Store) -> None:
+    chain.add_event("fix", branch="chat")
+    r = chain.retract("allergy", sources=["fix"])
+    got = chain.memories(at=["user/main", "chat"], kind="retraction")
+    assert [(m.id, m.via) for m in got] == [(r.id, "chat")]
+    assert chain.memories(at=["chat", "org/main"], kind="episodic") == []
+
+
+def test_chain_bad_input(chain: Store) -> None:
+    assert chain.memories(at=[]) == []
+    with pytest.raises(UnknownAnchor):
+        chain.memories(at=["chat", "nope"])
+    with pytest.raises(InvalidInput):
+        chain.memories(at=["chat", ""])
+    with pytest.raises(InvalidInput):
+        chain.memories(at=["chat", 3])  # type: ignore[list-item]
+    with pytest.raises(InvalidInput):
+        chain.memories(at={"chat"})  # type: ignore[arg-type]
+    assert [m.via for m in chain.memories(at=["chat", "chat"])] == ["chat"] * 3
+
+
+def _single_reads(store: Store, anchors: list[str]) -> list[tuple[str, str]]:
+    seen: set[str] = set()
+    out = []
+    for a in anchors:
+        for m in store.memories(at=a):
+            if m.id not in seen:
+                seen.add(m.id)
+                out.append((m.id, a))
+    return out
+
+
+def test_chain_equals_single_reads(make_store: Callable[[], Store]) -> None:
+    @settings(
+        max_examples=40,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    )
+    @given(hist=histories(max_events=12, max_ops=10), data=st.data())
+    def check(hist: History, data: st.DataObject) -> None:
+        store = make_store()
+        store.add_events([{"id": e, "parent": list(hist.parents[e]) or None} for e in hist.arrival])
+        for op in hist.ops:
+            if op.kind == "add":
+                store.add_memory(op.id, sources=list(op.sources), id=op.id)
+            elif op.kind == "supersede":
+                assert op.target is not None
+                store.supersede(op.target, op.id, sources=list(op.sources), id=op.id)
+            else:
+                assert op.target is not None
+                store.retract(op.target, sources=list(op.sources), id=op.extra_id)
+        anchors = data.draw(
+            st.lists(st.sampled_from(list(hist.arrival)), min_size=1, max_size=4, unique=True)
+        )
+        got = [(m.id, m.via) for m in store.memories(at=anchors)]
+        assert got == _single_reads(store, anchors)
+        store.close()
+
+    check()
+
+
+def test_long_term_memory_recipe_doc() -> None:
+    result = doctest.testfile(
+        str(DOCS / "long-term-memory.md"), module_relative=False, optionflags=doctest.ELLIPSIS
+    )
+    assert result.attempted >= 10 and result.failed == 0, result
