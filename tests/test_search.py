@@ -246,3 +246,22 @@ def test_caches_never_serve_a_purged_record(store: Store) -> None:
 def test_jieba_tokenizer_in_a_search(moving: Store) -> None:
     assert ids(moving.search("花生过敏", at="e3", mode="keyword", tokenizer="jieba")) == ["peanut"]
     assert ids(moving.search("成都", at="e3", mode="keyword", tokenizer="jieba")) == []
+
+
+def test_prepare_embeds_ahead_so_search_does_not(moving: Store) -> None:
+    from branchmem.retrieval import prepare
+
+    calls: list[int] = []
+
+    class Counting(HashingEmbedder):
+        def embed_passages(self, texts):  # type: ignore[no-untyped-def]
+            calls.append(len(texts))
+            return super().embed_passages(texts)
+
+    emb = Counting(32)
+    emb.name = "counting-32"
+    assert prepare(moving, at=["e3", "e2"], embedder=emb) == 4
+    assert calls == [4]
+    moving.search("杭州", at="e3", embedder=emb)
+    moving.search("成都", at="e2", embedder=emb)
+    assert calls == [4]  # every vector came from the cache

@@ -20,7 +20,7 @@ from .evaluate import LabelledQuery, LabelledSet, RecallRow, load_labelled, read
 from .fusion import Weights
 from .hit import Hit, HitExplanation
 from .querylog import QueryLog, ReplayChange, ReplayReport, replay
-from .search import MODES, search
+from .search import MODES, prepare, search
 from .tokenize import Tokenizer, get_tokenizer
 
 __all__ = [
@@ -43,6 +43,7 @@ __all__ = [
     "get_embedder",
     "get_tokenizer",
     "load_labelled",
+    "prepare",
     "read_labelled",
     "recall",
     "replay",
