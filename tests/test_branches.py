@@ -319,3 +319,13 @@ def test_namespaces_are_isolated(make_store: Callable[[], Store]) -> None:
     assert store.branches(namespace="b") == []
     store.create_branch("main", at="root", namespace="b")
     assert store.memories(at="main", namespace="b") == []
+
+
+def test_rollback_ignores_heads_of_an_earlier_branch_of_the_same_name(main: Store) -> None:
+    main.add_event("side", parent="root")
+    main.create_branch("tmp", at="side")
+    main.delete_branch("tmp")
+    main.create_branch("tmp", at="root")
+    with pytest.raises(NotAnAncestor):
+        main.rollback("tmp", "side")
+    assert main.branch_head("tmp") == "root"

@@ -241,7 +241,7 @@ def test_prune_branches(clocked: Clocked, clock: list[float]) -> None:
     m = store.remember("keep me", branch="tmp/a")
     clock[0] = 1000.0 + 2 * HOUR
     store.remember("fresh", branch="tmp/b/c")
-    assert store.prune_branches("tmp", older_than=HOUR, actor="janitor") == ["tmp", "tmp/a"]
+    assert store.prune_branches("tmp/", older_than=HOUR, actor="janitor") == ["tmp", "tmp/a"]
     assert [b.name for b in store.branches()] == ["main", "tmp/b/c", "tmpx"]
     assert ids(store, m.sources[0]) == [m.id]  # records stay
     assert store.audit("default")[-1].op == "prune_branches"
@@ -265,3 +265,17 @@ def test_lifecycle_bad_input(clocked: Clocked) -> None:
         store.restore(m.id, actor="has\nnewline")
     assert store.memories(at="e1", now=2000.0, include_archived=True) == [m]
     assert store.audit("default")[-1].op == "add_memories"
+
+
+def test_lifecycle_state_survives_reopening(tmp_path: Path) -> None:
+    path = tmp_path / "life.db"
+    with Store(path, clock=lambda: 1000.0) as store:
+        store.add_event("e1")
+        store.add_memory("x", sources=["e1"], expires_at=1500.0, id="x")
+        store.add_memory("y", sources=["e1"], id="y")
+        store.add_memory("z", sources=["e1"], expires_at=1200.0, id="z")
+        store.archive_expired(now=1300.0)
+    with Store(path, clock=lambda: 2000.0) as store:
+        assert ids(store, "e1") == ["y"]
+        assert ids(store, "e1", now=1100.0) == ["x", "y"]  # z stays archived
+        assert ids(store, "e1", include_archived=True) == ["x", "y", "z"]

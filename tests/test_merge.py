@@ -184,3 +184,13 @@ def test_conflicts_bad_anchor(two: Store) -> None:
     assert two.conflicts(at=None) == []
     with pytest.raises(UnknownAnchor):
         two.conflicts(at="nope")
+
+
+def test_merge_of_a_waiting_event_is_refused(store: Store) -> None:
+    store.add_event("root")
+    store.create_branch("main", at="root")
+    store.add_event("orphan", parent="not_yet")
+    before = state(store)
+    with pytest.raises(InvalidInput, match="waiting"):
+        store.merge("orphan", "main")
+    assert state(store) == before

@@ -128,3 +128,10 @@ def test_long_term_memory_recipe_doc() -> None:
         str(DOCS / "long-term-memory.md"), module_relative=False, optionflags=doctest.ELLIPSIS
     )
     assert result.attempted >= 10 and result.failed == 0, result
+
+
+def test_chain_read_can_record_use(chain: Store) -> None:
+    before = chain.score("cuisine")
+    chain.memories(at=["chat", "user/main"], touch=True)
+    assert chain.score("cuisine") > before
+    assert chain.audit("default")[-1].op == "touch"

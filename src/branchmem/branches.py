@@ -410,7 +410,17 @@ class BranchOps:
         return snap
 
     def snapshots(self, *, namespace: str = "default") -> list[Snapshot]:
-        """Every snapshot of the namespace, sorted by name."""
+        """Every snapshot of the namespace, sorted by name.
+
+        >>> from branchmem import Store
+        >>> store = Store()
+        >>> _ = store.add_event("e1")
+        >>> _ = store.create_branch("main", at="e1")
+        >>> [(s.name, s.branch, s.event) for s in (store.snapshot("main", "v1"),)]
+        [('v1', 'main', 'e1')]
+        >>> [s.name for s in store.snapshots()]
+        ['v1']
+        """
         s = cast("Store", self)
         ns = check_namespace(namespace)
         with s._b.reading():
@@ -447,7 +457,10 @@ class BranchOps:
             if snap is None and not s._b.get_events(ns, [to]):
                 raise UnknownSnapshot(to, ns)
             if target != row.head:
-                held = {m.to_head for m in s._b.head_moves(ns, row.name)}
+                moves = s._b.head_moves(ns, row.name)
+                # Heads held since the branch was (last) created: not an older namesake's.
+                born = max((i for i, m in enumerate(moves) if m.from_head is None), default=0)
+                held = {m.to_head for m in moves[born:]}
                 if target not in held and not is_ancestor(s, ns, target, row.head):
                     raise NotAnAncestor(row.name, ns, to)
                 move_head(s, ns, row, target, "rollback", actor, now)

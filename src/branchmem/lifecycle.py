@@ -32,7 +32,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from operator import attrgetter
 from typing import TYPE_CHECKING, Any, cast
 
 from .backends.base import LifeRow
@@ -99,10 +98,6 @@ class Policy:
         return float(m.importance * 0.5 ** (age / half) * boost)
 
 
-_TIMES = attrgetter("expires_at", "valid_from", "valid_to")
-_NO_TIMES = {(None, None, None)}
-
-
 def narrow(
     s: Store,
     ns: str,
@@ -113,11 +108,11 @@ def narrow(
     include_archived: bool,
 ) -> list[Memory]:
     """Drop records that a read at ``now`` (or ``as_of``) must not show."""
-    t = now if now is not None else as_of if as_of is not None else s._clock()
     with s._b.reading():
-        life = s._b.get_life(ns, [m.id for m in out]) if out and s._b.has_life(ns) else {}
-    if not life and set(map(_TIMES, out)) <= _NO_TIMES:  # the usual case, checked in C
-        return out
+        if not out or not s._b.has_lifecycle(ns):  # the usual case, answered in O(1)
+            return out
+        life = s._b.get_life(ns, [m.id for m in out])
+    t = now if now is not None else as_of if as_of is not None else s._clock()
     cutoff = as_of if as_of is not None else float("inf")
     kept = []
     for m in out:
@@ -305,6 +300,8 @@ class LifecycleOps:
         """
         s = cast("Store", self)
         ns = check_namespace(namespace)
+        if isinstance(prefix, str) and prefix.endswith("/"):
+            prefix = prefix[:-1]  # "tmp/" and "tmp" name the same subtree
         prefix = check_name(prefix, "branch prefix")
         age = check_time(older_than, "older_than")
         if age is None or age < 0:

@@ -10,8 +10,11 @@ still holds the record, it comes back ``via`` ``user/main`` (promote the
 correction by merging it into ``user/main`` to make it hold there too).
 
 The records of all anchors are fetched once, through the union of their
-ancestor ranges, so the read costs about one fetch of the largest view plus a
-position check per anchor: no more than the single-anchor reads together.
+ancestor ranges, then each is checked against the anchors in order. On
+SQLite, where fetching dominates, that costs less than the single-anchor
+reads together; in memory, where a single read is a few list slices, the
+copy each returned record needs to carry ``via`` makes a chain read cost
+about two to three times the single reads together (see bench/branches.py).
 """
 
 from __future__ import annotations

@@ -528,14 +528,16 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         t_now, t_as_of = check_read_times(now, as_of)
         if at is None:
             return []
-        if t_as_of is not None:
-            anchors = [at] if isinstance(at, str) else check_anchors(at)
-            out = read_chain(self, ns, anchors, kind, as_of=t_as_of, tag=not isinstance(at, str))
-        elif not isinstance(at, str):
-            out = read_chain(self, ns, check_anchors(at), kind)
-        else:
-            out = self._gate_read(ns, at, kind)
-        out = narrow(self, ns, out, now=t_now, as_of=t_as_of, include_archived=include_archived)
+        with self._b.reading():  # one read view for the gate and the lifecycle state
+            if t_as_of is not None:
+                anchors = [at] if isinstance(at, str) else check_anchors(at)
+                tag = not isinstance(at, str)
+                out = read_chain(self, ns, anchors, kind, as_of=t_as_of, tag=tag)
+            elif not isinstance(at, str):
+                out = read_chain(self, ns, check_anchors(at), kind)
+            else:
+                out = self._gate_read(ns, at, kind)
+            out = narrow(self, ns, out, now=t_now, as_of=t_as_of, include_archived=include_archived)
         if touch and out:
             self.touch([m.id for m in out], namespace=ns, now=t_now)
         return out

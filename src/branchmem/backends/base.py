@@ -188,8 +188,9 @@ class Backend(Protocol):
         ...
 
     # lifecycle and erasure ----------------------------------------------------
-    def has_life(self, ns: str) -> bool:
-        """Does any record of the namespace have lifecycle state (a cheap check)?"""
+    def has_lifecycle(self, ns: str) -> bool:
+        """Does any record of the namespace have lifecycle state or a time
+        (``expires_at``, ``valid_from``, ``valid_to``)? Cheap: reads call it."""
         ...
 
     def get_life(self, ns: str, ids: Iterable[str]) -> dict[str, LifeRow]: ...

@@ -40,6 +40,7 @@ class _Space:
         self.snapshots: dict[str, Snapshot] = {}
         self.audit: list[AuditEntry] = []
         self.life: dict[str, LifeRow] = {}
+        self.timed = 0  # records with expires_at, valid_from or valid_to
 
 
 _EMPTY = _Space()
@@ -147,6 +148,8 @@ class MemoryBackend:
             m = replace(r.memory, seq=self._seq)
             row = RecordRow(m, None, ())
             sp.records[m.id] = row
+            if m.expires_at is not None or m.valid_from is not None or m.valid_to is not None:
+                sp.timed += 1
             if m.target is not None:
                 sp.by_target.setdefault(m.target, []).append(m.id)
             if r.pos is not None:
@@ -252,8 +255,9 @@ class MemoryBackend:
         return [snaps[n] for n in sorted(snaps)]
 
     # lifecycle and erasure ----------------------------------------------------
-    def has_life(self, ns: str) -> bool:
-        return bool(self._read(ns).life)
+    def has_lifecycle(self, ns: str) -> bool:
+        sp = self._read(ns)
+        return sp.timed > 0 or bool(sp.life)
 
     def get_life(self, ns: str, ids: Iterable[str]) -> dict[str, LifeRow]:
         life = self._read(ns).life
@@ -287,7 +291,10 @@ class MemoryBackend:
             sp.life.pop(rid, None)
             if row is None:
                 continue
-            t = row.memory.target
+            m = row.memory
+            if m.expires_at is not None or m.valid_from is not None or m.valid_to is not None:
+                sp.timed -= 1
+            t = m.target
             if t is not None and t in sp.by_target:
                 sp.by_target[t] = [x for x in sp.by_target[t] if x != rid]
             if row.pos is not None:

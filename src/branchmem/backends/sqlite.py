@@ -61,6 +61,8 @@ CREATE TABLE IF NOT EXISTS records (
 );
 CREATE INDEX IF NOT EXISTS records_pos ON records (ns, seg, pos) WHERE seg IS NOT NULL;
 CREATE INDEX IF NOT EXISTS records_target ON records (ns, target) WHERE target IS NOT NULL;
+CREATE INDEX IF NOT EXISTS records_timed ON records (ns)
+    WHERE expires_at IS NOT NULL OR valid_from IS NOT NULL OR valid_to IS NOT NULL;
 CREATE TABLE IF NOT EXISTS record_waits (
     ns INTEGER NOT NULL, event TEXT NOT NULL, record TEXT NOT NULL,
     PRIMARY KEY (ns, event, record)
@@ -609,13 +611,18 @@ class SQLiteBackend:
         return [Snapshot(r[0], r[1], r[2], ns, r[3]) for r in self._db.execute(sql, (nid,))]
 
     # lifecycle and erasure ------------------------------------------------------
-    def has_life(self, ns: str) -> bool:
+    def has_lifecycle(self, ns: str) -> bool:
         nid = self._ns(ns)
         if nid is None:
             return False
-        return (
-            self._db.execute("SELECT 1 FROM life WHERE ns=? LIMIT 1", (nid,)).fetchone() is not None
-        )
+        # The second test is answered by the partial index records_timed.
+        row = self._db.execute(
+            "SELECT EXISTS (SELECT 1 FROM life WHERE ns=?) OR EXISTS (SELECT 1 FROM records "
+            "WHERE ns=? AND (expires_at IS NOT NULL OR valid_from IS NOT NULL "
+            "OR valid_to IS NOT NULL))",
+            (nid, nid),
+        ).fetchone()
+        return bool(row[0])
 
     def get_life(self, ns: str, ids: Iterable[str]) -> dict[str, LifeRow]:
         nid = self._ns(ns)
