@@ -7,7 +7,6 @@ search can return a record the gate hides, whatever the query or weights.
 
 from __future__ import annotations
 
-import inspect
 import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -189,19 +188,11 @@ def _gated(
     One ``memories(at=a)`` per anchor: the gate is the store's, untouched, and
     later anchors are read only while hits are missing. A scope-chain read
     (``memories(at=[...])``, each record carrying ``via``) gives the same
-    records; this is the one place to switch to it. ``now`` and ``as_of``
-    go to the read where the store takes them (its lifecycle: expiry,
-    validity, time travel).
+    records but reads every anchor up front. ``now`` and ``as_of`` go to the
+    read, so expiry, validity and time travel apply before ranking.
     """
-    times: dict[str, float] = {}
-    if now is not None or as_of is not None:
-        takes = inspect.signature(store.memories).parameters
-        if now is not None and "now" in takes:
-            times["now"] = now
-        if as_of is not None and "as_of" in takes:
-            times["as_of"] = as_of
     for a in anchors:
-        yield a, store.memories(at=a, namespace=ns, **times)  # type: ignore[arg-type]
+        yield a, store.memories(at=a, namespace=ns, now=now, as_of=as_of)
 
 
 def _anchors(at: Any) -> list[str]:
