@@ -22,10 +22,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from .backends.base import Backend, EventRow, NewSegment, Pos
-from .errors import CycleError
+from .errors import ConflictingEvent, CycleError, NameClash
 from .model import Event
 
 SegParents = Callable[[Iterable[int]], dict[int, tuple[Pos, ...]]]
+
+
+def same_event(old: Event, new: Event) -> None:
+    """Raise `ConflictingEvent` unless ``new`` re-adds ``old`` unchanged."""
+    for name in ("parents", "role", "content", "meta"):
+        if getattr(old, name) != getattr(new, name):
+            raise ConflictingEvent(new.id, new.namespace, "parent" if name == "parents" else name)
 
 
 def ancestor_ranges(pos: Pos, seg_parents: SegParents) -> dict[int, int]:
@@ -174,6 +181,50 @@ class Ingest:
         return None if r is None else r.pos
 
     # planning ---------------------------------------------------------------
+    def add_all(self, events: list[Event], branch_names: set[str]) -> list[Event]:
+        """Plan a batch of checked events, in order; returns what is stored for each.
+
+        An id already stored (or earlier in the batch) must name an identical
+        event, which is then a no-op. The common case, a reply to a connected
+        message, is placed inline: this loop runs once per event of an import.
+        """
+        rows, plan, waits, new_ids = self.rows, self.plan, self.waits, self._new_ids
+        tips, new_rows, connected = plan.tips, plan.new_rows, plan.newly_connected
+        out = []
+        for ev in events:
+            eid = ev.id
+            old = rows[eid] if eid in rows else self.row(eid)
+            if old is not None:
+                same_event(old.event, ev)
+                out.append(old.event)
+                continue
+            if branch_names and eid in branch_names:
+                raise NameClash(eid, self.ns, "a branch")
+            out.append(ev)
+            parents = ev.parents
+            if len(parents) == 1 and (p := parents[0]) != eid:
+                prow = rows[p] if p in rows else self.row(p)
+                if prow is not None and (ppos := prow.pos) is not None:
+                    seg, seq = ppos
+                    tip = tips.get(seg)
+                    if tip is None:
+                        tip = self._tip(seg)
+                    if tip == seq:
+                        tips[seg] = seq + 1
+                        pos = (seg, seq + 1)
+                    else:
+                        pos = self._new_segment((ppos,))
+                    row = EventRow(ev, pos)
+                    rows[eid] = row
+                    new_ids.add(eid)
+                    new_rows.append(row)
+                    connected.append(eid)
+                    if waits.get(eid):
+                        self._cascade(eid)
+                    continue
+            self.add(ev)
+        return out
+
     def add(self, event: Event) -> None:
         """Plan one new event (the caller has checked it is new and valid)."""
         row = EventRow(event, None)
@@ -184,26 +235,7 @@ class Ingest:
         plan = self.plan
         plan.new_rows.append(row)
         parents = event.parents
-        if len(parents) == 1:
-            p = parents[0]
-            prow = rows[p] if p in rows else self.row(p)
-            if prow is not None and prow.pos is not None:
-                # The common case, inlined: a reply to a connected message.
-                seg, seq = ppos = prow.pos
-                tips = plan.tips
-                tip = tips.get(seg)
-                if tip is None:
-                    tip = self._tip(seg)
-                if tip == seq:
-                    tips[seg] = seq + 1
-                    row.pos = (seg, seq + 1)
-                else:
-                    row.pos = self._new_segment((ppos,))
-                plan.newly_connected.append(eid)
-                if self.waits.get(eid):
-                    self._cascade(eid)
-                return
-        elif eid in parents:
+        if eid in parents:
             raise CycleError(eid, self.ns)
         unconnected = [
             p
@@ -213,7 +245,7 @@ class Ingest:
         if not unconnected:
             self._connect(row)
             return
-        if eid in unconnected or self._creates_cycle(event, unconnected):
+        if self._creates_cycle(event, unconnected):
             raise CycleError(eid, self.ns)
         for p in unconnected:
             self.waits.setdefault(p, []).append(eid)

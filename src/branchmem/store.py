@@ -20,12 +20,11 @@ from .backends.base import Backend, DuplicateIds, EventRow, Pos, RecordRow
 from .backends.memory import MemoryBackend
 from .branch_types import CONFLICT
 from .branches import BranchOps, check_actor, log
+from .bulk import gc_paused
 from .errors import (
-    ConflictingEvent,
     ConflictingRecord,
     CycleError,
     InvalidInput,
-    NameClash,
     UnknownAnchor,
     UnknownEvent,
     UnknownMemory,
@@ -173,6 +172,13 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         """
         now = self._clock()
         actor = check_actor(actor)
+        items = events if isinstance(events, list) else list(events)
+        with gc_paused(len(items)):
+            return self._add_events(items, now, actor)
+
+    def _add_events(
+        self, events: list[Event | Mapping[str, Any]], now: float, actor: str | None
+    ) -> list[Event]:
         checked = list(map(event_from, events, itertools.repeat(now)))
         namespaces = {e.namespace for e in checked}
         with self._b.transaction():
@@ -204,19 +210,8 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         else:
             ingest.prefetch(dict.fromkeys(ids + [p for e in events for p in e.parents]))
         names = {n for n, _ in self._b.list_branches(ns)}
-        rows = ingest.rows
-        out = []
         try:
-            for ev in events:
-                old = rows[ev.id]
-                if old is not None:
-                    _same_event(old.event, ev)
-                    out.append(old.event)
-                    continue
-                if names and ev.id in names:
-                    raise NameClash(ev.id, ns, "a branch")
-                ingest.add(ev)
-                out.append(ev)
+            out = ingest.add_all(events, names)
             plan = ingest.apply()
         except (DuplicateIds, CycleError):
             # A stored id was taken for new: plan again knowing every id, so that a
@@ -313,6 +308,13 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         """
         now = self._clock()
         actor = check_actor(actor)
+        batch = items if isinstance(items, list) else list(items)
+        with gc_paused(len(batch)):
+            return self._add_memories(batch, now, actor)
+
+    def _add_memories(
+        self, items: list[Memory | Mapping[str, Any]], now: float, actor: str | None
+    ) -> list[Memory]:
         checked = [memory_from(m, now, _new_id) for m in items]
         if self._policy.ttls:
             checked = [self._policy.with_ttl(m) for m in checked]
@@ -745,12 +747,6 @@ def _gated_in(row: RecordRow, ranges: dict[int, int]) -> bool:
     if row.pos is None or not in_ranges(row.pos, ranges):
         return False
     return all(in_ranges(p, ranges) for p in row.extra)
-
-
-def _same_event(old: Event, new: Event) -> None:
-    for field in ("parents", "role", "content", "meta"):
-        if getattr(old, field) != getattr(new, field):
-            raise ConflictingEvent(new.id, new.namespace, "parent" if field == "parents" else field)
 
 
 def _same_record(a: Memory, b: Memory) -> bool:
