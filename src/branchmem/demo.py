@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .errors import ConflictingEvent, InvalidInput
 from .store import Store
 
 # (event id, parent, role, content)
@@ -86,7 +87,13 @@ def report(store: Store) -> list[str]:
 
 def run(args: Any) -> int:
     with Store(args.db) as store:
-        build(store)
+        try:
+            build(store)
+        except ConflictingEvent as exc:
+            raise InvalidInput(
+                f"{args.db!r} already holds other events under the demo's ids ({exc.event_id!r}); "
+                "the demo needs its own file: pass a new --db path"
+            ) from exc
         print(f"branchmem demo on {args.db} (SQLite): an edit, a regenerate, a switch back")
         for line in report(store):
             print(line)

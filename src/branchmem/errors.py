@@ -151,6 +151,8 @@ class NotFound(BranchmemError, KeyError):
 
 
 class UnknownEvent(NotFound):
+    """No event with this id in the namespace."""
+
     def __init__(self, event_id: str, namespace: str) -> None:
         self.event_id = event_id
         self.namespace = namespace
@@ -158,6 +160,8 @@ class UnknownEvent(NotFound):
 
 
 class UnknownMemory(NotFound):
+    """No record with this id in the namespace."""
+
     def __init__(self, memory_id: str, namespace: str) -> None:
         self.memory_id = memory_id
         self.namespace = namespace
@@ -168,6 +172,8 @@ class UnknownMemory(NotFound):
 
 
 class UnknownBranch(NotFound):
+    """No branch with this name in the namespace."""
+
     def __init__(self, name: str, namespace: str) -> None:
         self.name = name
         self.namespace = namespace
@@ -177,16 +183,20 @@ class UnknownBranch(NotFound):
 
 
 class UnknownAnchor(NotFound):
+    """`at=` (or a branch argument) names neither an event nor a branch."""
+
     def __init__(self, at: str, namespace: str) -> None:
         self.at = at
         self.namespace = namespace
         super().__init__(
-            f"`at={at!r}` names no event and no branch in namespace {namespace!r}; "
+            f"{at!r} names no event and no branch in namespace {namespace!r}; "
             "pass an event id or a branch name of that namespace"
         )
 
 
 class UnknownSnapshot(NotFound):
+    """No snapshot (or event) with this name in the namespace."""
+
     def __init__(self, name: str, namespace: str) -> None:
         self.name = name
         self.namespace = namespace
@@ -197,6 +207,8 @@ class UnknownSnapshot(NotFound):
 
 
 class UnknownConflict(NotFound):
+    """No conflict record with this id in the namespace."""
+
     def __init__(self, conflict_id: str, namespace: str) -> None:
         self.conflict_id = conflict_id
         self.namespace = namespace

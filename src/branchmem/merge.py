@@ -267,8 +267,8 @@ class MergeOps:
             conflict = _to_conflict(rec.memory)
             if keep not in conflict.members:
                 raise InvalidInput(
-                    f"{keep!r} is not one of conflict {cid!r}'s members "
-                    f"{list(conflict.members)}; keep one of those"
+                    f"{keep!r} is not a member of conflict {cid!r}; "
+                    f"keep one of {list(conflict.members)}"
                 )
             row = branch_row(s, ns, branch)
             check_expected(row, ns, expected_head)

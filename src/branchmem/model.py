@@ -44,6 +44,7 @@ class Event:
         return list(self.parents)
 
     def to_dict(self) -> dict[str, Any]:
+        """A JSON-friendly dict (``parent`` as callers pass it)."""
         return {
             "id": self.id,
             "parent": self.parent,
@@ -56,6 +57,7 @@ class Event:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Event:
+        """The inverse of `to_dict` (also accepts ``parents``)."""
         parents = data.get("parents", data.get("parent"))
         return cls(
             id=data["id"],
@@ -105,12 +107,14 @@ class Memory:
         return self.target is not None
 
     def to_dict(self) -> dict[str, Any]:
+        """A JSON-friendly dict of every field."""
         d = asdict(self)
         d["sources"] = list(self.sources)
         return d
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Memory:
+        """The inverse of `to_dict`."""
         return cls(
             id=data["id"],
             content=data.get("content", ""),

@@ -59,6 +59,8 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
     ``Store("mem.db")`` opens (or creates) an SQLite file. ``clock`` gives
     the time written on events and records; ``policy`` (a
     `branchmem.lifecycle.Policy`) sets half-lives and default TTLs per kind.
+    ``create=False`` refuses a path that is not already a branchmem store
+    (for tools that only read one).
 
     >>> store = Store()
     >>> _ = store.add_event("e1", role="user", content="你好，我在准备搬家。")
@@ -78,7 +80,15 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         backend: Backend | None = None,
         clock: Callable[[], float] = time.time,
         policy: Policy | None = None,
+        create: bool = True,
     ) -> None:
+        if path is not None and not isinstance(path, (str, os.PathLike)):
+            raise InvalidInput(
+                f"path must be a file path (str or os.PathLike) or None for memory, "
+                f"got {type(path).__name__}"
+            )
+        if not callable(clock):
+            raise InvalidInput("clock must be a callable returning seconds, like time.time")
         if backend is not None:
             self._b: Backend = backend
         elif path is None or str(path) == ":memory:":
@@ -86,7 +96,7 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         else:
             from .backends.sqlite import SQLiteBackend
 
-            self._b = SQLiteBackend(os.fspath(path))
+            self._b = SQLiteBackend(os.fspath(path), create=create)
         self._clock = clock
         self._policy = policy if policy is not None else Policy()
 

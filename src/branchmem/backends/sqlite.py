@@ -111,6 +111,26 @@ def _marks(n: int) -> str:
     return ",".join("?" * n)
 
 
+def _check_existing_store(p: Path) -> None:
+    """Refuse a path that is not already a branchmem store (for read-only commands)."""
+    if not p.is_file():
+        raise StorageError(f"no branchmem store at {str(p)!r}: the file does not exist")
+    try:
+        uri = f"{p.resolve().as_uri()}?mode=ro"
+        with sqlite3.connect(uri, uri=True) as db:
+            found = db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type='table' AND name='store_info'"
+            ).fetchone()
+        db.close()
+    except sqlite3.Error as exc:
+        raise StorageError(f"no branchmem store at {str(p)!r}: {exc}") from exc
+    if found is None:
+        raise StorageError(
+            f"no branchmem store at {str(p)!r}: it is an SQLite file, but not one that "
+            "branchmem wrote; pass the path of a store"
+        )
+
+
 class SQLiteBackend:
     """One SQLite file (created if missing). Thread-safe through one lock.
 
@@ -119,8 +139,16 @@ class SQLiteBackend:
     namespace ids) are cached in process.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, create: bool = True) -> None:
         self.path = str(path)
+        p = Path(self.path)
+        if not p.parent.is_dir():
+            raise StorageError(
+                f"cannot open SQLite store at {self.path!r}: the folder {str(p.parent)!r} "
+                "does not exist; create it first"
+            )
+        if not create:
+            _check_existing_store(p)
         try:
             self._db = sqlite3.connect(
                 self.path, isolation_level=None, check_same_thread=False, timeout=30.0

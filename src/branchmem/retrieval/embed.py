@@ -42,11 +42,17 @@ class Embedder(Protocol):
     name: str
 
     @property
-    def dim(self) -> int: ...
+    def dim(self) -> int:
+        """Length of every vector it returns."""
+        ...
 
-    def embed_queries(self, texts: Sequence[str]) -> list[Vector]: ...
+    def embed_queries(self, texts: Sequence[str]) -> list[Vector]:
+        """One vector per query text (some models embed queries and passages differently)."""
+        ...
 
-    def embed_passages(self, texts: Sequence[str]) -> list[Vector]: ...
+    def embed_passages(self, texts: Sequence[str]) -> list[Vector]:
+        """One vector per stored text."""
+        ...
 
 
 def _unit(v: list[float]) -> list[float]:

@@ -55,10 +55,12 @@ class Weights:
                 raise InvalidInput(f"weight {name} must be between 0 and 1, got {v!r}")
 
     def to_dict(self) -> dict[str, float]:
+        """The weights as a plain dict (as the query log records them)."""
         return {k: float(v) for k, v in asdict(self).items()}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Weights:
+        """The inverse of `to_dict`; missing fields keep their defaults."""
         return cls(**{k: float(v) for k, v in data.items()})
 
 

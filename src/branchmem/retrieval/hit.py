@@ -51,6 +51,7 @@ class Hit:
     explanation: HitExplanation | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """A JSON-friendly dict."""
         d: dict[str, Any] = {
             "memory": self.memory.to_dict(),
             "score": self.score,

@@ -43,6 +43,7 @@ class QueryLog:
         self._lock = threading.Lock()
 
     def write(self, entry: dict[str, Any]) -> None:
+        """Append one search as a JSON line."""
         line = json.dumps(entry, ensure_ascii=False, sort_keys=True, allow_nan=False)
         with self._lock, self.path.open("a", encoding="utf-8") as f:
             f.write(line + "\n")

@@ -215,9 +215,12 @@ def _kinds(kind: Any) -> list[str] | None:
     if kind is None:
         return None
     items = [kind] if isinstance(kind, str) else kind
-    if not isinstance(items, (list, tuple, set, frozenset)) or not all(k in KINDS for k in items):
+    if not isinstance(items, (list, tuple, set, frozenset)):
+        raise InvalidInput(f"kind must be a kind or a list of kinds; got {kind!r}")
+    bad = [k for k in items if k not in KINDS]
+    if bad:
         raise InvalidInput(
-            f"kind must be one of {', '.join(KINDS)} (or a list of them); got {kind!r}"
+            f"unknown kind {', '.join(map(repr, bad))}; choose from {', '.join(KINDS)}"
         )
     return sorted(items)
 
