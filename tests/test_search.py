@@ -135,7 +135,7 @@ def test_filters_apply_after_the_gate(moving: Store) -> None:
     assert ids(moving.search(q, at="e3", meta={"src": "mail"}, embedder=EMB)) == []
     # a filter never widens: the Chengdu fact stays hidden on the Hangzhou branch
     assert ids(moving.search("成都", at="e3", key_prefix="move.", embedder=EMB)) == ["hz"]
-    with pytest.raises(InvalidInput, match="unknown kind .fact.; choose from episodic"):
+    with pytest.raises(InvalidInput, match=r"unknown kind .fact.; choose from episodic"):
         moving.search(q, at="e3", kind="fact")
 
 

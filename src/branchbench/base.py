@@ -56,12 +56,14 @@ def rank_facts(facts: list[Derived], question: str, k: int) -> list[Derived]:
 
 
 def section(heading: str, lines: list[str], bullet: str = "") -> str:
+    """A heading and its lines, or "" when there are no lines."""
     if not lines:
         return ""
     return heading + "\n" + "\n".join(bullet + x for x in lines)
 
 
 def join_sections(*parts: str) -> str:
+    """The non-empty sections, separated by a blank line."""
     return "\n\n".join(p for p in parts if p)
 
 
@@ -123,8 +125,10 @@ class System(ABC):
         return [self.events[e] for e in order]
 
     def windowed(self, events: list[ScenarioEvent]) -> list[ScenarioEvent]:
+        """The last ``window`` events (all of them when the window is unlimited)."""
         w = self.settings.window
         return events if w is None else events[-w:] if w > 0 else []
 
     def raw_section(self, events: list[ScenarioEvent]) -> str:
+        """The windowed events as the conversation section of a context."""
         return section(CONVERSATION_HEADING, [line(e) for e in self.windowed(events)])

@@ -87,6 +87,7 @@ def topic_key(text: str) -> str | None:
 
 
 def clip(text: str, limit: int = CLIP) -> str:
+    """Whitespace collapsed, cut to ``limit`` characters with an ellipsis."""
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit] + "…"
 
@@ -97,6 +98,7 @@ def line(event: ScenarioEvent) -> str:
 
 
 def summarize(events: list[ScenarioEvent]) -> Derived:
+    """A summary record of ``events``: each message clipped, in the given order."""
     text = "；".join(f"{ROLE_LABELS.get(e.role, e.role)}：{clip(e.content)}" for e in events)
     return Derived("summary", SUMMARY_PREFIX + text, tuple(e.id for e in events))
 

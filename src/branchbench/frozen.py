@@ -49,5 +49,10 @@ def verify_split(split: str) -> Path:
             "restore the shipped files, or, for a deliberate new version of the split, record "
             "the new hash in branchbench/frozen.py"
         )
-    verify_manifest(directory)
+    try:
+        verify_manifest(directory, hint=False)
+    except ManifestError as exc:
+        raise ManifestError(
+            f"split {split!r}: {exc}; restore the shipped files (reinstall branchbench)"
+        ) from exc
     return directory

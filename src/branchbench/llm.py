@@ -46,6 +46,7 @@ class LLMConfig:
 
     @property
     def url(self) -> str:
+        """The Chat Completions endpoint under ``base_url``."""
         return self.base_url.rstrip("/") + "/chat/completions"
 
 
@@ -65,6 +66,7 @@ def config_from(base_url: str | None, model: str | None, api_key: str | None) ->
 
 
 def system_prompt(prompt: str) -> str:
+    """The system prompt for ``neutral`` or ``conflict`` (neutral plus `CONFLICT_SENTENCE`)."""
     if prompt not in PROMPTS:
         raise ValueError(f"unknown prompt {prompt!r}; choose one of {', '.join(PROMPTS)}")
     return SYSTEM_PROMPT + (CONFLICT_SENTENCE if prompt == "conflict" else "")

@@ -1,5 +1,7 @@
 """Keyword scoring (format v1) and the rates built from it.
 
+The scoring rules are those of ``docs/branchbench-format.md``.
+
 The same rules score a model's answer and, model-free, the context a system
 hands the model. Nothing here calls a model or a judge, so every number can
 be recomputed from saved text.
@@ -41,11 +43,15 @@ class Score:
 
     @property
     def has_answer(self) -> bool:
+        """Whether an answer word occurs (the answer-recall hit)."""
         return self.retain
 
 
 def score(text: str, q: Question) -> Score:
-    """Apply the format's rules: leak, correct, wrong pick, retain pass, stale."""
+    """Apply the scoring rules: leak, correct, wrong pick, retain pass, stale.
+
+    The rules are those of ``docs/branchbench-format.md`` ("Scoring").
+    """
     has_answer = contains_any(text, q.answer_any)
     has_forbidden = contains_any(text, q.forbidden_any)
     return Score(
@@ -65,14 +71,17 @@ class Ratio:
     total: int = 0
 
     def add(self, hit: bool) -> None:
+        """Count one item, a hit or not."""
         self.total += 1
         self.n += int(hit)
 
     @property
     def rate(self) -> float | None:
+        """``n / total``, or ``None`` when nothing was counted."""
         return self.n / self.total if self.total else None
 
     def cell(self) -> str:
+        """The table cell: ``rate (n/N)``, or a dash when nothing was counted."""
         r = self.rate
         return "–" if r is None else f"{r:.2f} ({self.n}/{self.total})"
 
@@ -84,6 +93,7 @@ class Tally:
     ratios: dict[str, Ratio] = field(default_factory=lambda: {m: Ratio() for m in METRICS})
 
     def add(self, q: Question, s: Score) -> None:
+        """Count one scored text under each metric whose denominator includes ``q``."""
         r = self.ratios
         r["accuracy"].add(s.correct)
         r["answer_recall"].add(s.has_answer)
@@ -96,10 +106,12 @@ class Tally:
             r["stale"].add(s.stale)
 
     def rate(self, metric: str) -> float | None:
+        """The rate of one metric, ``None`` when nothing was counted."""
         return self.ratios[metric].rate
 
 
 def question_to_dict(q: Question) -> dict[str, Any]:
+    """A question as saved with each context in ``contexts.jsonl``."""
     return {
         "id": q.id,
         "type": q.type,
@@ -111,6 +123,7 @@ def question_to_dict(q: Question) -> dict[str, Any]:
 
 
 def question_from_dict(d: dict[str, Any]) -> Question:
+    """The inverse of `question_to_dict`."""
     return Question(
         id=str(d["id"]),
         type=str(d["type"]),
@@ -124,7 +137,8 @@ def question_from_dict(d: dict[str, Any]) -> Question:
 def forbidden_in_question(q: Question) -> bool:
     """Whether a forbidden word occurs in the question text (rule 5 of the format).
 
-    A correct negative answer repeats the question, so such a question would
-    count a leak for a right answer; the sensitivity table drops them.
+    Rule 5 of ``docs/branchbench-format.md`` rejects such questions: a correct
+    negative answer repeats the question, so it would count a leak for a right
+    answer. The report's sensitivity table drops any that remain.
     """
     return contains_any(q.question, q.forbidden_any)

@@ -45,22 +45,27 @@ class ReportError(RuntimeError):
 
 @dataclass(frozen=True)
 class RunData:
+    """A run directory's saved records: parameters, contexts and answers."""
+
     info: dict[str, Any]
     contexts: list[dict[str, Any]]
     answers: list[dict[str, Any]]
 
     @property
     def systems(self) -> list[str]:
+        """Systems in run order, then any others found in the contexts."""
         names: list[str] = list(self.info.get("systems") or [])
         return names + sorted({c["system"] for c in self.contexts} - set(names))
 
     @property
     def fork_types(self) -> list[str]:
+        """Fork types present in the contexts, in the format's order."""
         present = {c["fork_type"] for c in self.contexts}
         return [f for f in FORK_TYPES if f in present] + sorted(present - set(FORK_TYPES))
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects of a JSON-lines file; raise `ReportError` on a bad line."""
     out: list[dict[str, Any]] = []
     for n, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if text.strip():
@@ -72,13 +77,36 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def load_run(run_dir: str | Path) -> RunData:
+    """Read a run directory's ``run.json``, contexts and (if any) answers."""
     d = Path(run_dir)
+    if not d.is_dir():
+        raise ReportError(f"{d} is not a folder; pass the --out folder of a branchbench run")
     for name in (RUN_FILE, CONTEXTS_FILE):
         if not (d / name).is_file():
             raise ReportError(f"{d} has no {name}; pass the --out folder of a branchbench run")
     info = json.loads((d / RUN_FILE).read_text(encoding="utf-8"))
     answers = read_jsonl(d / ANSWERS_FILE) if (d / ANSWERS_FILE).is_file() else []
     return RunData(info, read_jsonl(d / CONTEXTS_FILE), answers)
+
+
+def check_complete(run_dir: str | Path) -> RunData:
+    """Load a run and raise `ReportError` unless it finished.
+
+    A finished run has its ``summary.json`` and, for an answer run, exactly
+    one answer per saved context and run (none for a context-only run).
+    """
+    d = Path(run_dir)
+    data = load_run(d)
+    if not (d / SUMMARY_FILE).is_file():
+        raise ReportError(f"{d} has no {SUMMARY_FILE}: the run did not finish; run it again")
+    runs = int(data.info.get("runs") or 0) if data.info.get("llm") else 0
+    expected = len(data.contexts) * runs
+    if len(data.answers) != expected:
+        raise ReportError(
+            f"{d} holds {len(data.answers)} answer(s) where {len(data.contexts)} context(s) x "
+            f"{runs} run(s) make {expected}: the run is incomplete or was edited"
+        )
+    return data
 
 
 def _tally(
@@ -161,6 +189,7 @@ def summarize(data: RunData) -> dict[str, Any]:
 
 
 def table(t: Tallies, systems: list[str], group: str) -> str:
+    """A Markdown table of every metric, one row per system, for one group."""
     head = "| system | " + " | ".join(h for _, _, h in COLUMNS) + " |"
     rows = [head, "|" + "---|" * (len(COLUMNS) + 1)]
     for name in systems:

@@ -3,12 +3,20 @@
 Every raw context and answer is written to the run directory before any
 figure is computed, and the figures are computed by `report` from those
 files, so a run's numbers can always be recomputed from what it saved.
+
+A run is written into a temporary sibling folder and moved to ``--out`` only
+once it is complete, so a failed run (an unreachable model, an interrupt)
+leaves no half-written run directory and keeps any previous run there.
+``--out`` must be missing, empty, or a previous branchbench run.
 """
 
 from __future__ import annotations
 
 import json
+import secrets
+import shutil
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +29,22 @@ from .scenario import Scenario, load_split, verify_manifest
 from .systems import SYSTEMS, Settings, make_system
 
 Progress = Callable[[str], None]
+
+RUN_FILES = frozenset(
+    {
+        report.RUN_FILE,
+        report.CONTEXTS_FILE,
+        report.ANSWERS_FILE,
+        report.SUMMARY_FILE,
+        report.REPORT_FILE,
+        report.CHART_FILE,
+    }
+)
+"""Every file a run directory may hold; a previous run is replaced only if it holds no other."""
+
+
+class RunError(RuntimeError):
+    """A run that cannot start or whose saved files do not reproduce its figures."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +63,8 @@ class RunConfig:
 
 
 def stderr_progress(stream: TextIO = sys.stderr) -> Progress:
+    """A progress callback printing ``branchbench: MESSAGE`` lines to ``stream``."""
+
     def say(message: str) -> None:
         print(f"branchbench: {message}", file=stream, flush=True)
 
@@ -160,11 +186,70 @@ def run(config: RunConfig, progress: Progress | None = None) -> dict[str, Any]:
             raise ValueError(f"unknown system {name!r}; choose from {', '.join(SYSTEMS)}")
     if config.runs < 1:
         raise ValueError(f"--runs must be at least 1, got {config.runs}")
-    source, scenarios = resolve_scenarios(config.split, config.scenarios_dir)
     out = config.out
-    out.mkdir(parents=True, exist_ok=True)
-    for stale in (report.ANSWERS_FILE, report.SUMMARY_FILE, report.REPORT_FILE, report.CHART_FILE):
-        (out / stale).unlink(missing_ok=True)
+    check_out(out)
+    source, scenarios = resolve_scenarios(config.split, config.scenarios_dir)
+    final = out.resolve()
+    final.parent.mkdir(parents=True, exist_ok=True)
+    work = final.parent / f".{final.name}.partial-{secrets.token_hex(8)}"
+    work.mkdir()  # not mkdtemp: the run directory gets the usual (umask) permissions
+    try:
+        summary = _run_into(work, config, source, scenarios, say)
+        _replace(work, final)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    say(f"wrote {out / report.SUMMARY_FILE} and {out / report.REPORT_FILE}")
+    return summary
+
+
+def check_out(out: Path) -> None:
+    """Raise `RunError` unless ``out`` is missing, empty, or holds only a previous run."""
+    if not out.exists():
+        return
+    here = Path.cwd()
+    if out.resolve() in (here, *here.parents):
+        raise RunError(
+            f"--out {out} is the current folder or holds it; a run replaces its --out folder "
+            "whole, so name a subfolder such as runs/dev"
+        )
+    if not out.is_dir():
+        raise RunError(f"--out {out} is a file; name a folder for the run")
+    names = {p.name for p in out.iterdir()}
+    if not names:
+        return
+    if report.RUN_FILE not in names:
+        raise RunError(
+            f"--out {out} is not empty and holds no {report.RUN_FILE}, so it is not a previous "
+            "branchbench run; name a new or empty folder"
+        )
+    other = sorted(names - RUN_FILES)
+    if other:
+        raise RunError(
+            f"--out {out} holds a previous run plus other files ({', '.join(other)}), which "
+            "replacing the run would delete; move them or name another folder"
+        )
+
+
+def _replace(work: Path, final: Path) -> None:
+    """Move the finished run ``work`` to ``final``, replacing what `check_out` allowed there."""
+    if final.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{final.name}.old-", dir=final.parent))
+        final.rename(old / final.name)
+        try:
+            work.rename(final)
+        except OSError:
+            (old / final.name).rename(final)
+            old.rmdir()
+            raise
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        work.rename(final)
+
+
+def _run_into(
+    out: Path, config: RunConfig, source: str, scenarios: list[Scenario], say: Progress
+) -> dict[str, Any]:
+    """Write every file of the run into ``out`` and return its summary."""
     info = run_info(config, source, scenarios)
     _write_json(out / report.RUN_FILE, info)
     contexts = build_contexts(scenarios, config.systems, config.settings, say)
@@ -180,11 +265,10 @@ def run(config: RunConfig, progress: Progress | None = None) -> dict[str, Any]:
     _write_json(out / report.SUMMARY_FILE, summary)
     recomputed, _ = report.write_report(out, chart=config.chart)
     if recomputed != summary:
-        raise RuntimeError(
-            f"the figures recomputed from {out} differ from the run's own; "
+        raise RunError(
+            "the figures recomputed from the saved files differ from the run's own; "
             "the saved files are not a faithful record (please report this)"
         )
-    say(f"wrote {out / report.SUMMARY_FILE} and {out / report.REPORT_FILE}")
     return summary
 
 

@@ -1,7 +1,8 @@
 """Scenario files (format v1) and frozen splits.
 
 A scenario is a branching conversation delivered in arrival order, an anchor
-and questions asked at that anchor. See ``branchbench-format.md``.
+and questions asked at that anchor. The format and its rules are in
+``docs/branchbench-format.md``.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ class ManifestError(RuntimeError):
 
 @dataclass(frozen=True)
 class ScenarioEvent:
+    """One node of the conversation graph: a message (or tool or system event)."""
+
     id: str
     parents: tuple[str, ...]
     role: str
@@ -37,6 +40,8 @@ class ScenarioEvent:
 
 @dataclass(frozen=True)
 class Question:
+    """A question asked at the anchor, with the keywords that score its answer."""
+
     id: str
     type: str
     question: str
@@ -47,6 +52,8 @@ class Question:
 
 @dataclass(frozen=True)
 class Scenario:
+    """One scenario file: events in arrival order, the anchor and its questions."""
+
     id: str
     fork_type: str
     title: str
@@ -56,6 +63,7 @@ class Scenario:
     source: str = field(default="", compare=False)
 
     def by_id(self) -> dict[str, ScenarioEvent]:
+        """The events keyed by id."""
         return {e.id: e for e in self.events}
 
     def path_ids(self) -> list[str]:
@@ -130,6 +138,10 @@ def scenario_from_dict(data: dict[str, Any], source: str = "") -> Scenario:
 
 
 def load_scenario(path: str | Path) -> Scenario:
+    """Read one scenario file; raise `ScenarioError` if it is not format v1 JSON.
+
+    Only the field types are checked here; the rules are `branchbench.validate`'s.
+    """
     p = Path(path)
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
@@ -141,6 +153,7 @@ def load_scenario(path: str | Path) -> Scenario:
 
 
 def sha256_file(path: Path) -> str:
+    """The SHA-256 of a file's bytes, in hex."""
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
@@ -153,12 +166,22 @@ def write_manifest(directory: str | Path) -> Path:
     return out
 
 
-def verify_manifest(directory: str | Path) -> None:
-    """Raise `ManifestError` unless the folder's files match its MANIFEST exactly."""
+def freeze_hint(directory: str | Path) -> str:
+    """How to (re)write a folder's MANIFEST, for error messages."""
+    return f"validate and freeze the folder with `branchbench freeze {directory}`"
+
+
+def verify_manifest(directory: str | Path, *, hint: bool = True) -> None:
+    """Raise `ManifestError` unless the folder's files match its MANIFEST exactly.
+
+    With ``hint`` (the default) the message ends with how to re-freeze the
+    folder; the shipped splits pass ``False`` since they must not be re-frozen.
+    """
     d = Path(directory)
+    fix = f"; {freeze_hint(d)}" if hint else ""
     manifest = d / "MANIFEST"
     if not manifest.is_file():
-        raise ManifestError(f"{d}: no MANIFEST; a split must be frozen before it is run")
+        raise ManifestError(f"{d}: no MANIFEST; a folder must be frozen before it is run{fix}")
     expected: dict[str, str] = {}
     for n, line in enumerate(manifest.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
@@ -171,13 +194,16 @@ def verify_manifest(directory: str | Path) -> None:
     missing = sorted(set(expected) - actual)
     extra = sorted(actual - set(expected))
     if missing or extra:
-        raise ManifestError(f"{d}: files differ from MANIFEST (missing {missing}, extra {extra})")
+        raise ManifestError(
+            f"{d}: files differ from MANIFEST (missing {missing}, extra {extra}){fix}"
+        )
     changed = sorted(n for n, h in expected.items() if sha256_file(d / n) != h)
     if changed:
-        raise ManifestError(f"{d}: files changed since MANIFEST was written: {changed}")
+        raise ManifestError(f"{d}: files changed since MANIFEST was written: {changed}{fix}")
 
 
 def split_dir(split: str) -> Path:
+    """The folder of a shipped split (``dev`` or ``test``)."""
     d = DATA_DIR / split
     if not d.is_dir():
         raise ManifestError(f"unknown split {split!r}; choose one of dev, test")
@@ -193,4 +219,5 @@ def load_split(directory: str | Path, *, verify: bool = True) -> list[Scenario]:
 
 
 def iter_split_files(directory: str | Path) -> Iterable[Path]:
+    """The scenario files of a folder, in file-name order."""
     return sorted(Path(directory).glob("*.json"))

@@ -62,6 +62,7 @@ class ExtractFlat(System):
             self.facts.append(record)
 
     def fact_section(self, question: Question) -> str:
+        """The top-k facts for the question, as the memory section of a context."""
         top = rank_facts(self.facts, question.question, self.settings.top_k)
         return section(MEMORY_HEADING, [f.content for f in top], "- ")
 

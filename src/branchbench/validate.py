@@ -5,9 +5,10 @@ scoring says they mean: a ``forbidden_any`` word that also sits on the
 anchor's own path would count a correct answer as a leak, and an
 ``answer_any`` word that never reached the anchor's path asks for something
 the system could not know. The validator rejects such scenarios before any
-system is run, naming the rule of ``branchbench-format.md`` that failed.
+system is run, naming the rule of ``docs/branchbench-format.md`` that failed
+and stating it in one line (`RULES`).
 
-Rule numbers follow the format document; rule 0 is a file or field problem
+Rule numbers follow that document; rule 0 is a file or field problem
 (unreadable JSON, a missing field, an unknown ``fork_type``, ``role`` or
 question ``type``, an id that differs from the file name, a manifest that
 does not match its folder).
@@ -74,6 +75,19 @@ from branchbench.scenario import (
 
 MESSAGE_ROLES = ("user", "assistant")
 CHECKPOINT_MIN_TURNS = 2
+FORMAT_DOC = "docs/branchbench-format.md"
+
+RULES: dict[int, str] = {
+    0: "files, fields and MANIFEST are well formed",
+    1: "unique ids, known parents, no cycle, an anchor that exists",
+    2: "the anchor's path forks off a sibling branch that holds a message",
+    3: "every answer word occurs on the anchor's path",
+    4: "forbidden words occur off the path and never on it",
+    5: "no forbidden or superseded word occurs in the question text",
+    6: "keyword lists are present where required and do not overlap",
+    7: "fork_type matches the shape of the conversation",
+}
+"""Each rule of ``docs/branchbench-format.md`` in one line, quoted in every violation."""
 
 
 @dataclass(frozen=True)
@@ -85,7 +99,9 @@ class Violation:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.scenario}: rule {self.rule}: {self.message}"
+        statement = RULES.get(self.rule)
+        rule = f"rule {self.rule} ({statement})" if statement else f"rule {self.rule}"
+        return f"{self.scenario}: {rule}: {self.message}"
 
 
 @dataclass(frozen=True)
@@ -112,6 +128,7 @@ class _Graph:
         self.anchor = s.anchor
 
     def ancestors_or_self(self, eid: str) -> set[str]:
+        """``eid`` and every event above it, through all parents."""
         seen: set[str] = set()
         stack = [eid]
         while stack:
@@ -122,6 +139,7 @@ class _Graph:
         return seen
 
     def descendants_or_self(self, eid: str) -> set[str]:
+        """``eid`` and every event below it."""
         seen: set[str] = set()
         stack = [eid]
         while stack:
@@ -132,6 +150,7 @@ class _Graph:
         return seen
 
     def forks(self) -> list[_Fork]:
+        """Every (proper ancestor of the anchor, off-path child) pair, in arrival order."""
         found: list[_Fork] = []
         for point in sorted(self.path - {self.anchor}, key=self.order.__getitem__):
             kids = self.children[point]
@@ -161,11 +180,13 @@ class _Graph:
         return memo[eid]
 
     def holding(self, word: str, ids: Iterable[str]) -> list[str]:
+        """The events among ``ids`` whose content contains ``word`` (case kept)."""
         return [
             i for i in sorted(ids, key=self.order.__getitem__) if word in self.events[i].content
         ]
 
     def touching(self, word: str, ids: Iterable[str]) -> list[str]:
+        """The events among ``ids`` whose content contains ``word``, ignoring case."""
         folded = word.casefold()
         return [
             i
@@ -261,6 +282,7 @@ def _find_cycle(s: Scenario) -> list[str]:
 
 
 def _rule2(s: Scenario, forks: list[_Fork]) -> list[Violation]:
+    """Rule 2: the anchor's path forks, and an off-path branch holds a message."""
     if not forks:
         return [
             Violation(
@@ -391,6 +413,7 @@ def _rule6(s: Scenario) -> list[Violation]:
 
 
 def _rule7(s: Scenario, g: _Graph, forks: list[_Fork]) -> list[Violation]:
+    """Rule 7: the conversation has the shape its ``fork_type`` names."""
     out: list[Violation] = []
 
     def bad(msg: str) -> None:
@@ -471,23 +494,47 @@ class _DirReport:
     files: int
     scenarios: list[Scenario]
     violations: list[Violation]
+    problem: str = ""
+    """Why the folder itself could not be checked (missing, a file, no scenarios)."""
+
+    @property
+    def rejected(self) -> set[str]:
+        """Names (file stems) of the scenario files with at least one violation."""
+        return {v.scenario for v in self.violations} - {"MANIFEST", _FOLDER}
+
+
+_FOLDER = "<folder>"
+
+
+def _unreadable(f: Path, exc: Exception) -> str:
+    """The load error of ``f`` without the file name and wording it already starts with."""
+    detail = str(exc)
+    for prefix in (f"{f}: ", f"{f.name}: "):
+        detail = detail.removeprefix(prefix)
+    return f"cannot read {f.name}: {detail.removeprefix('cannot read scenario: ')}"
 
 
 def _check_dir(path: Path, manifest: bool | None) -> _DirReport:
-    name = path.name or str(path)
-    if not path.is_dir():
-        return _DirReport(0, [], [Violation(name, 0, f"{path} is not a folder of scenario files")])
+    if not path.exists():
+        problem = f"{path} does not exist; name a folder of scenario files"
+    elif not path.is_dir():
+        problem = f"{path} is a file, not a folder of scenario files"
+    else:
+        problem = ""
+    if problem:
+        return _DirReport(0, [], [Violation(_FOLDER, 0, problem)], problem)
     out: list[Violation] = []
     loaded: list[Scenario] = []
-    files = sorted(path.glob("*.json"))
+    files = sorted(f for f in path.glob("*.json") if f.is_file())
     if not files:
-        out.append(Violation(name, 0, f"{path} holds no *.json scenario files"))
+        problem = f"{path} holds no *.json scenario files"
+        out.append(Violation(_FOLDER, 0, problem))
     ids: dict[str, str] = {}
     for f in files:
         try:
             s = load_scenario(f)
         except (ScenarioError, AttributeError, TypeError, ValueError) as exc:
-            out.append(Violation(f.stem, 0, f"cannot read {f.name}: {exc}"))
+            out.append(Violation(f.stem, 0, _unreadable(f, exc)))
             continue
         loaded.append(s)
         if s.id != f.stem:
@@ -501,7 +548,7 @@ def _check_dir(path: Path, manifest: bool | None) -> _DirReport:
             verify_manifest(path)
         except ManifestError as exc:
             out.append(Violation("MANIFEST", 0, str(exc)))
-    return _DirReport(len(files), loaded, out)
+    return _DirReport(len(files), loaded, out, problem)
 
 
 def validate_dir(path: str | Path, *, manifest: bool | None = None) -> list[Violation]:
@@ -525,35 +572,60 @@ def _resolve(arg: str) -> Path:
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``branchbench validate DIR...``: one line per violation, a summary, 0 if all pass."""
-    parser = argparse.ArgumentParser(
-        prog="branchbench validate",
-        description="Check branchbench scenario folders against the format rules 1-7.",
+DESCRIPTION = (
+    f"Check branchbench scenario folders against the format rules 1-7 of {FORMAT_DOC} "
+    "(rule 0: a file or field problem). Exits 1 if any folder fails."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``branchbench validate`` (shared with the ``branchbench`` command)."""
+    parser.add_argument(
+        "dirs",
+        nargs="+",
+        metavar="DIR",
+        help="a folder of scenario files, or dev/test for a shipped split",
     )
-    parser.add_argument("dirs", nargs="+", metavar="DIR", help="a scenario folder, or dev/test")
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--require-manifest", action="store_true", help="fail without a MANIFEST")
     group.add_argument("--no-manifest", action="store_true", help="do not check the MANIFEST")
-    args = parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``branchbench validate DIR...``: one line per violation, a summary, 0 if all pass."""
+    parser = argparse.ArgumentParser(prog="branchbench validate", description=DESCRIPTION)
+    add_arguments(parser)
+    return run_args(parser.parse_args(argv))
+
+
+def run_args(args: argparse.Namespace) -> int:
+    """Check the folders named by parsed `add_arguments` options; print; 0 if all pass."""
     manifest: bool | None = None
     if args.require_manifest:
         manifest = True
     elif args.no_manifest:
         manifest = False
+    return check_folders(args.dirs, manifest=manifest)
+
+
+def check_folders(dirs: Sequence[str], *, manifest: bool | None = None) -> int:
+    """Print each folder's violations and a summary line; 0 if every folder passes."""
     failed = 0
-    for arg in args.dirs:
+    for arg in dirs:
         path = _resolve(arg)
         report = _check_dir(path, manifest)
-        prefix = f"{arg}/" if len(args.dirs) > 1 else ""
+        prefix = f"{arg}/" if len(dirs) > 1 else ""
+        if report.problem and not report.files:
+            failed += 1
+            print(f"{path}: FAILED: {report.problem.removeprefix(f'{path} ')}")
+            continue
         for v in report.violations:
             print(f"{prefix}{v}")
         if report.violations:
             failed += 1
-            rejected = {v.scenario for v in report.violations} - {"MANIFEST"}
             print(
                 f"{path}: FAILED, {len(report.violations)} violation(s); "
-                f"{len(rejected)} of {report.files} scenario file(s) rejected"
+                f"{len(report.rejected)} of {report.files} scenario file(s) rejected"
             )
         else:
             questions = sum(len(s.questions) for s in report.scenarios)

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
+from .backends.base import RecordRow
 from .branch_types import CONFLICT
 from .errors import InvalidInput
 from .lifecycle import anchor_as_of
@@ -44,6 +45,73 @@ def with_via(m: Memory, via: str) -> Memory:
     d["via"] = via
     _set(out, "__dict__", d)
     return out
+
+
+class ViaCopies:
+    """Tagged copies of shared stored records, kept for the next chain read.
+
+    A backend that shares its stored objects (memory) needs one copy per
+    (record, anchor) to carry ``via``; copying is most of a chain read's cost
+    there, and the same conversation is read again and again. An entry holds
+    the stored object itself and is used only while the backend still returns
+    that very object, so a purged or replaced record is never served. The
+    cache is dropped whole when it reaches ``limit`` entries.
+    """
+
+    def __init__(self, limit: int = 200_000) -> None:
+        self.limit = limit
+        self._d: dict[tuple[int, str], tuple[Memory, Memory]] = {}
+
+    def tag(self, items: list[Memory], via: str) -> list[Memory]:
+        d = self._d
+        if len(d) + len(items) > self.limit:
+            d.clear()
+        out = []
+        for m in items:
+            key = (id(m), via)
+            hit = d.get(key)
+            if hit is None or hit[0] is not m:
+                hit = d[key] = (m, with_via(m, via))
+            out.append(hit[1])
+        return out
+
+
+def tag_fresh(items: list[Memory], via: str) -> list[Memory]:
+    """Set ``via`` on records built for this read alone (nobody else holds them)."""
+    for m in items:
+        m.__dict__["via"] = via
+    return items
+
+
+def _move_retracted(
+    rows: list[RecordRow],
+    ranges_of: list[dict[int, int]],
+    retracted: list[set[str]],
+    groups: list[list[Memory]],
+    first_view: dict[str, int],
+) -> None:
+    """Move each record retracted in its first view to the next view that sees it
+    and does not retract it (or drop it)."""
+    hit = {mid: i for mid, i in first_view.items() if mid in retracted[i]}
+    if not hit:
+        return
+    for v in set(hit.values()):
+        groups[v][:] = [m for m in groups[v] if hit.get(m.id) != v]
+    for row in rows:
+        m = row.memory
+        at = hit.get(m.id)
+        if at is None or m.target is not None:
+            continue
+        seg, seq = row.pos  # type: ignore[misc]
+        for j in range(at + 1, len(ranges_of)):
+            r = ranges_of[j]
+            if (
+                r.get(seg, -1) >= seq
+                and all(r.get(a, -1) >= b for a, b in row.extra)
+                and m.id not in retracted[j]
+            ):
+                groups[j].append(m)
+                break
 
 
 def check_anchors(at: Any) -> list[str]:
@@ -90,47 +158,50 @@ def read_chain(
                 if union.get(seg, -1) < upto:
                     union[seg] = upto
         rows = list(s._b.records_in_ranges(ns, union)) if union else []
-    # Retractions first (few), then each record goes to the first view that sees it
-    # and does not retract it. Inlined checks: this loop is the whole cost.
+    # One pass: a retraction marks its target in every view that sees it; any other
+    # record goes to the first view that sees it. Inlined checks: this loop is the
+    # whole cost. A record retracted in that view moves on afterwards (rare).
     ranges_of = [r for _, r in views]
     idx = range(len(views))
     retracted: list[set[str]] = [set() for _ in views]
     want_retractions = kind == RETRACTION
     groups: list[list[Memory]] = [[] for _ in views]
+    first_view: dict[str, int] = {}
     for row in rows:
         m = row.memory
-        if m.target is None or (as_of is not None and m.created_at > as_of):
+        if as_of is not None and m.created_at > as_of:
             continue
         seg, seq = row.pos  # type: ignore[misc]  # rows from the index have one
         extra = row.extra
-        first = True
+        if m.target is not None:
+            first = True
+            for i in idx:
+                r = ranges_of[i]
+                if r.get(seg, -1) >= seq and (
+                    not extra or all(r.get(a, -1) >= b for a, b in extra)
+                ):
+                    retracted[i].add(m.target)
+                    if want_retractions and first:
+                        groups[i].append(m)
+                        first = False
+            continue
+        if want_retractions or (m.kind != kind if kind is not None else m.kind == CONFLICT):
+            continue
         for i in idx:
             r = ranges_of[i]
             if r.get(seg, -1) >= seq and (not extra or all(r.get(a, -1) >= b for a, b in extra)):
-                retracted[i].add(m.target)
-                if want_retractions and first:
-                    groups[i].append(m)
-                    first = False
-    if not want_retractions:
-        for row in rows:
-            m = row.memory
-            if m.target is not None or (as_of is not None and m.created_at > as_of):
-                continue
-            if m.kind != kind if kind is not None else m.kind == CONFLICT:
-                continue
-            seg, seq = row.pos  # type: ignore[misc]
-            extra = row.extra
-            for i in idx:
-                r = ranges_of[i]
-                if (
-                    r.get(seg, -1) >= seq
-                    and (not extra or all(r.get(a, -1) >= b for a, b in extra))
-                    and m.id not in retracted[i]
-                ):
-                    groups[i].append(m)
-                    break
+                groups[i].append(m)
+                first_view[m.id] = i
+                break
+    if not want_retractions and any(retracted):
+        _move_retracted(rows, ranges_of, retracted, groups, first_view)
     out: list[Memory] = []
     for (name, _), g in zip(views, groups, strict=True):
         g.sort(key=_SEQ)
-        out += [with_via(m, name) for m in g] if tag else g
+        if not tag:
+            out += g
+        elif s._b.shares_rows:
+            out += s._via_copies.tag(g, name)
+        else:
+            out += tag_fresh(g, name)
     return out

@@ -34,7 +34,7 @@ from .lineage import Ingest, ancestor_ranges, in_ranges, index_position
 from .merge import MergeOps
 from .model import RETRACTION, Event, Explanation, Memory, SourceStatus
 from .purge import PurgeOps
-from .scope import check_anchors, read_chain
+from .scope import ViaCopies, check_anchors, read_chain
 from .validate import (
     check_id,
     check_importance,
@@ -99,6 +99,7 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
             self._b = SQLiteBackend(os.fspath(path), create=create)
         self._clock = clock
         self._policy = policy if policy is not None else Policy()
+        self._via_copies = ViaCopies()
 
     def __enter__(self) -> Store:
         return self

@@ -258,8 +258,8 @@ def test_cli_rejects_broken_copy(dev_copy: Path, capsys: pytest.CaptureFixture[s
     target.write_text(text, encoding="utf-8")
     assert main([str(dev_copy)]) != 0
     out = capsys.readouterr().out
-    assert "edit-01: rule 4: " in out
-    assert "MANIFEST: rule 0: " in out
+    assert "edit-01: rule 4 (forbidden words occur off the path and never on it): " in out
+    assert "MANIFEST: rule 0 (files, fields and MANIFEST are well formed): " in out
     assert "FAILED" in out.splitlines()[-1]
 
 

@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
+from branchbench import runner
 from branchbench.cli import main
+from branchbench.llm import LLMError
 from branchbench.systems import SYSTEMS
 
 RATE_KEYS = {"leak_rate", "answer_recall", "retain_rate"}
@@ -121,3 +123,172 @@ def test_context_metrics_end_to_end_on_dev(tmp_path: Path) -> None:
     systems = summary["systems"]
     assert systems["branchmem"]["context"]["leak_rate"] == 0.0
     assert systems["full_history"]["context"]["leak_rate"] > 0.0
+
+
+# A run directory is written whole or not at all --------------------------------------
+
+
+class FakeModel:
+    """Stands in for `ChatClient`: answers every question with fixed text, or fails."""
+
+    answers_before_failure: int | None = None
+
+    def __init__(self, config: object) -> None:
+        self.calls = 0
+
+    def complete(self, messages: list[dict[str, str]]) -> str:
+        self.calls += 1
+        limit = self.answers_before_failure
+        if limit is not None and self.calls > limit:
+            raise LLMError("cannot reach http://127.0.0.1:9/v1: connection refused")
+        return "杭州"
+
+
+MODEL_ARGS = ["--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--runs", "1"]
+TWO_SYSTEMS = ["--systems", "current_branch_raw,branchmem", "--no-chart"]
+
+
+def run_args(split: Path, out: Path, *extra: str) -> list[str]:
+    return ["run", "--scenarios", str(split), "--out", str(out), *TWO_SYSTEMS, *extra]
+
+
+@pytest.fixture
+def fake_model(monkeypatch: pytest.MonkeyPatch) -> type[FakeModel]:
+    monkeypatch.setattr(runner, "ChatClient", FakeModel)
+    monkeypatch.setattr(FakeModel, "answers_before_failure", None)
+    return FakeModel
+
+
+def test_failed_model_run_leaves_no_run_directory(
+    small_split: Path,
+    tmp_path: Path,
+    fake_model: type[FakeModel],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    fake_model.answers_before_failure = 3
+    out = tmp_path / "runs" / "x"
+    assert main(run_args(small_split, out, *MODEL_ARGS)) == 1
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1] == (
+        "branchbench: error: cannot reach http://127.0.0.1:9/v1: connection refused"
+    )
+    assert list((tmp_path / "runs").iterdir()) == []  # neither the run nor its partial folder
+    assert main(["report", str(out)]) == 2
+
+
+def test_failed_run_keeps_the_previous_run(
+    small_split: Path, tmp_path: Path, fake_model: type[FakeModel]
+) -> None:
+    out = tmp_path / "x"
+    assert main(run_args(small_split, out)) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    fake_model.answers_before_failure = 0
+    assert main(run_args(small_split, out, *MODEL_ARGS)) == 1
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["small", "x"]
+
+
+def test_run_replaces_a_previous_run(small_split: Path, tmp_path: Path) -> None:
+    out = tmp_path / "x"
+    assert main(run_args(small_split, out)) == 0
+    assert main(run_args(small_split, out, "--window", "4")) == 0
+    assert json.loads((out / "run.json").read_text(encoding="utf-8"))["window"] == 4
+    assert main(["report", str(out), "--no-chart"]) == 0
+
+
+@pytest.mark.parametrize("name", ["report.md", "notes.txt"])
+def test_run_refuses_a_folder_that_is_not_a_previous_run(
+    small_split: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    out = tmp_path / "project"
+    out.mkdir()
+    (out / name).write_text("mine", encoding="utf-8")
+    assert main(run_args(small_split, out)) == 2
+    err = capsys.readouterr().err
+    assert "is not empty and holds no run.json" in err and len(err.splitlines()) == 1
+    assert [p.name for p in out.iterdir()] == [name]
+    assert (out / name).read_text(encoding="utf-8") == "mine"
+
+
+def test_run_refuses_a_previous_run_with_other_files(
+    small_split: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "x"
+    assert main(run_args(small_split, out)) == 0
+    (out / "notes.txt").write_text("mine", encoding="utf-8")
+    assert main(run_args(small_split, out)) == 2
+    assert "other files (notes.txt)" in capsys.readouterr().err
+    assert (out / "notes.txt").exists() and (out / "summary.json").exists()
+
+
+def test_answer_run_and_report_need_every_answer(
+    small_split: Path,
+    tmp_path: Path,
+    fake_model: type[FakeModel],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out = tmp_path / "x"
+    assert main(run_args(small_split, out, *MODEL_ARGS)) == 0
+    answers = (out / "answers.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(answers) == 5 * 2  # 5 questions x 2 systems x 1 run
+    assert read_summary(out)["systems"]["branchmem"]["answer"]["leak_rate"] == 0.0
+    assert main(["report", str(out), "--no-chart"]) == 0
+    capsys.readouterr()
+    (out / "answers.jsonl").write_text("\n".join(answers[:-1]) + "\n", encoding="utf-8")
+    assert main(["report", str(out), "--no-chart"]) == 2
+    assert "holds 9 answer(s) where 10 context(s) x 1 run(s) make 10" in capsys.readouterr().err
+
+
+def test_report_refuses_a_run_without_summary(
+    small_split: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "x"
+    assert main(run_args(small_split, out)) == 0
+    (out / "summary.json").unlink()
+    capsys.readouterr()
+    assert main(["report", str(out)]) == 2
+    assert "has no summary.json: the run did not finish" in capsys.readouterr().err
+    assert capsys.readouterr().out == ""
+
+
+def test_report_refuses_answers_in_a_context_only_run(
+    small_split: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "x"
+    assert main(run_args(small_split, out)) == 0
+    row = {"scenario": "edit-01", "system": "branchmem", "question_id": "q1", "run": 1}
+    (out / "answers.jsonl").write_text(json.dumps({**row, "answer": "杭州"}) + "\n")
+    assert main(["report", str(out)]) == 2
+    assert "holds 1 answer(s) where 10 context(s) x 0 run(s) make 0" in capsys.readouterr().err
+
+
+def test_run_error_is_one_line(
+    small_split: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setattr(runner.report, "write_report", lambda d, chart: ({}, ""))
+    out = tmp_path / "x"
+    assert main(run_args(small_split, out)) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1].startswith("branchbench: error: the figures recomputed")
+    assert "Traceback" not in err
+    assert not out.exists()
+
+
+def test_run_refuses_the_current_folder_and_a_file(
+    small_split: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out = tmp_path / "x"
+    assert main(run_args(small_split, out)) == 0
+    monkeypatch.chdir(out)
+    assert main(run_args(small_split, Path("."))) == 2
+    assert "is the current folder" in capsys.readouterr().err
+    assert (out / "summary.json").exists()
+    (tmp_path / "f").write_text("", encoding="utf-8")
+    assert main(run_args(small_split, tmp_path / "f")) == 2
+    assert "is a file" in capsys.readouterr().err

@@ -362,7 +362,9 @@ def test_messages_name_rule_scenario_and_fix() -> None:
     [v] = check(variant(lambda d: event(d, "e2").update(content="成都？需要我帮你做什么？")))
     assert (v.scenario, v.rule) == ("edit-x", 4)
     assert "成都" in v.message and "e2" in v.message
-    assert str(v).startswith("edit-x: rule 4: ")
+    assert str(v).startswith(
+        "edit-x: rule 4 (forbidden words occur off the path and never on it): "
+    )
 
 
 # Folders and the command line ---------------------------------------------------
@@ -407,5 +409,5 @@ def test_main_reports_rule_and_summary(tmp_path: Path, capsys: pytest.CaptureFix
     _write(tmp_path, variant(lambda d: question(d, "q1").update(question="搬去成都吗？")))
     assert main([str(tmp_path)]) == 1
     out = capsys.readouterr().out
-    assert "edit-x: rule 5: " in out
+    assert "edit-x: rule 5 (no forbidden or superseded word occurs in the question text): " in out
     assert "FAILED, 1 violation(s); 1 of 1 scenario file(s) rejected" in out

@@ -53,6 +53,8 @@ class MemoryBackend:
     that raises midway here is a bug, not bad input.
     """
 
+    shares_rows = True
+
     def __init__(self) -> None:
         self._spaces: dict[str, _Space] = {}
         self._lock = threading.RLock()

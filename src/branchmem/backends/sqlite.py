@@ -139,6 +139,8 @@ class SQLiteBackend:
     namespace ids) are cached in process.
     """
 
+    shares_rows = False
+
     def __init__(self, path: str | Path, *, create: bool = True) -> None:
         self.path = str(path)
         p = Path(self.path)
