@@ -76,6 +76,7 @@ class PurgeOps:
             if whole_namespace:
                 s._b.drop_namespace(ns)
                 log(s, ns, "purge_namespace", [ns], actor, now)
+                _forget(s, ns, None)
                 return [ns]
             found = s._b.get_events(ns, ev_ids)
             for e in ev_ids:
@@ -104,4 +105,14 @@ class PurgeOps:
                 s._b.delete_records(ns, list(doomed))
             removed = ev_ids + list(doomed)
             log(s, ns, "purge", removed, actor, now)
+        _forget(s, ns, list(doomed))
         return removed
+
+
+def _forget(s: Store, ns: str, record_ids: list[str] | None) -> None:
+    """Drop what the process keeps derived from purged records: the tagged copies
+    of scope-chain reads and the search cache (tokens and vectors)."""
+    s._via_copies.clear()
+    from .retrieval.cache import cache_for
+
+    cache_for(s).forget(ns, record_ids)

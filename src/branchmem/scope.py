@@ -60,19 +60,29 @@ class ViaCopies:
 
     def __init__(self, limit: int = 200_000) -> None:
         self.limit = limit
-        self._d: dict[tuple[int, str], tuple[Memory, Memory]] = {}
+        self._size = 0
+        self._by_via: dict[str, dict[int, tuple[Memory, Memory]]] = {}
+
+    def clear(self) -> None:
+        """Forget every copy (a purge must not leave erased content in memory)."""
+        self._by_via.clear()
+        self._size = 0
 
     def tag(self, items: list[Memory], via: str) -> list[Memory]:
-        d = self._d
-        if len(d) + len(items) > self.limit:
-            d.clear()
-        out = []
+        if self._size + len(items) > self.limit:
+            self._by_via.clear()
+            self._size = 0
+        cache = self._by_via.get(via)
+        if cache is None:
+            cache = self._by_via[via] = {}
+        out: list[Memory] = []
+        append = out.append
         for m in items:
-            key = (id(m), via)
-            hit = d.get(key)
+            hit = cache.get(id(m))
             if hit is None or hit[0] is not m:
-                hit = d[key] = (m, with_via(m, via))
-            out.append(hit[1])
+                hit = cache[id(m)] = (m, with_via(m, via))
+                self._size += 1
+            append(hit[1])
         return out
 
 
@@ -88,11 +98,10 @@ def _move_retracted(
     ranges_of: list[dict[int, int]],
     retracted: list[set[str]],
     groups: list[list[Memory]],
-    first_view: dict[str, int],
 ) -> None:
     """Move each record retracted in its first view to the next view that sees it
     and does not retract it (or drop it)."""
-    hit = {mid: i for mid, i in first_view.items() if mid in retracted[i]}
+    hit = {m.id: i for i, g in enumerate(groups) if retracted[i] for m in g if m.id in retracted[i]}
     if not hit:
         return
     for v in set(hit.values()):
@@ -166,7 +175,6 @@ def read_chain(
     retracted: list[set[str]] = [set() for _ in views]
     want_retractions = kind == RETRACTION
     groups: list[list[Memory]] = [[] for _ in views]
-    first_view: dict[str, int] = {}
     for row in rows:
         m = row.memory
         if as_of is not None and m.created_at > as_of:
@@ -191,10 +199,9 @@ def read_chain(
             r = ranges_of[i]
             if r.get(seg, -1) >= seq and (not extra or all(r.get(a, -1) >= b for a, b in extra)):
                 groups[i].append(m)
-                first_view[m.id] = i
                 break
     if not want_retractions and any(retracted):
-        _move_retracted(rows, ranges_of, retracted, groups, first_view)
+        _move_retracted(rows, ranges_of, retracted, groups)
     out: list[Memory] = []
     for (name, _), g in zip(views, groups, strict=True):
         g.sort(key=_SEQ)
