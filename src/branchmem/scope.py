@@ -13,8 +13,9 @@ The records of all anchors are fetched once, through the union of their
 ancestor ranges, then each is checked against the anchors in order. On
 SQLite, where fetching dominates, that costs less than the single-anchor
 reads together; in memory, where a single read is a few list slices, the
-copy each returned record needs to carry ``via`` makes a chain read cost
-about two to three times the single reads together (see bench/branches.py).
+per-record checks and the copy each record needs to carry ``via`` (kept in
+`ViaCopies` for the next read) make a chain read cost about one and a half
+times the single reads together (see bench/branches.py).
 """
 
 from __future__ import annotations
