@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,15 +69,21 @@ class Scenario:
     def path_ids(self) -> list[str]:
         """Ids of the anchor and all its ancestors, in arrival order."""
         events = self.by_id()
-        seen: set[str] = set()
-        stack = [self.anchor]
-        while stack:
-            eid = stack.pop()
-            if eid in seen or eid not in events:
-                continue
-            seen.add(eid)
-            stack.extend(events[eid].parents)
+        seen = reach(self.anchor, lambda eid: events[eid].parents if eid in events else ())
         return [e.id for e in self.events if e.id in seen]
+
+
+def reach(start: str, step: Callable[[str], Iterable[str]]) -> set[str]:
+    """``start`` and everything reachable from it by repeating ``step`` (parents,
+    or children), each once, whatever the graph's shape."""
+    seen: set[str] = set()
+    stack = [start]
+    while stack:
+        cur = stack.pop()
+        if cur not in seen:
+            seen.add(cur)
+            stack.extend(step(cur))
+    return seen
 
 
 def _strs(value: Any, where: str) -> tuple[str, ...]:
@@ -216,8 +222,3 @@ def load_split(directory: str | Path, *, verify: bool = True) -> list[Scenario]:
     if verify:
         verify_manifest(d)
     return [load_scenario(p) for p in sorted(d.glob("*.json"))]
-
-
-def iter_split_files(directory: str | Path) -> Iterable[Path]:
-    """The scenario files of a folder, in file-name order."""
-    return sorted(Path(directory).glob("*.json"))

@@ -69,6 +69,7 @@ from branchbench.scenario import (
     Scenario,
     ScenarioError,
     load_scenario,
+    reach,
     split_dir,
     verify_manifest,
 )
@@ -129,25 +130,11 @@ class _Graph:
 
     def ancestors_or_self(self, eid: str) -> set[str]:
         """``eid`` and every event above it, through all parents."""
-        seen: set[str] = set()
-        stack = [eid]
-        while stack:
-            cur = stack.pop()
-            if cur not in seen:
-                seen.add(cur)
-                stack.extend(self.events[cur].parents)
-        return seen
+        return reach(eid, lambda cur: self.events[cur].parents)
 
     def descendants_or_self(self, eid: str) -> set[str]:
         """``eid`` and every event below it."""
-        seen: set[str] = set()
-        stack = [eid]
-        while stack:
-            cur = stack.pop()
-            if cur not in seen:
-                seen.add(cur)
-                stack.extend(self.children[cur])
-        return seen
+        return reach(eid, self.children.__getitem__)
 
     def forks(self) -> list[_Fork]:
         """Every (proper ancestor of the anchor, off-path child) pair, in arrival order."""

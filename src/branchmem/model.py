@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -264,10 +263,3 @@ def normalize_parents(parent: Any) -> tuple[str, ...]:
     if isinstance(parent, (list, tuple)):
         return tuple(parent)
     return (parent,)  # rejected later by validation with a clear message
-
-
-def dumps_meta(meta: dict[str, Any] | None) -> str | None:
-    """Canonical JSON for meta (sorted keys), or None."""
-    if meta is None:
-        return None
-    return json.dumps(meta, ensure_ascii=False, sort_keys=True, allow_nan=False)

@@ -21,6 +21,7 @@ from branchbench.scenario import (
     ManifestError,
     Scenario,
     load_split,
+    reach,
     sha256_file,
     split_dir,
     verify_manifest,
@@ -53,14 +54,7 @@ def _children(s: Scenario) -> dict[str, list[str]]:
 
 
 def _below(kids: dict[str, list[str]], eid: str) -> set[str]:
-    seen: set[str] = set()
-    stack = [eid]
-    while stack:
-        cur = stack.pop()
-        if cur not in seen:
-            seen.add(cur)
-            stack.extend(kids[cur])
-    return seen
+    return reach(eid, kids.__getitem__)
 
 
 def _fork_points(s: Scenario) -> list[str]:
@@ -71,14 +65,7 @@ def _fork_points(s: Scenario) -> list[str]:
 def _above(s: Scenario, eid: str) -> set[str]:
     """``eid`` and its ancestors."""
     parents = {e.id: e.parents for e in s.events}
-    seen: set[str] = set()
-    stack = [eid]
-    while stack:
-        cur = stack.pop()
-        if cur not in seen:
-            seen.add(cur)
-            stack.extend(parents[cur])
-    return seen
+    return reach(eid, parents.__getitem__)
 
 
 # Validity and shape ---------------------------------------------------------------
