@@ -86,9 +86,14 @@ def naive_sqlite(db: sqlite3.Connection, at: str) -> list[str]:
     return out
 
 
-def timed(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
+def timed(
+    fn: Callable[[], Any], repeat: int, setup: Callable[[], Any] | None = None
+) -> tuple[float, Any]:
+    """Median seconds of ``repeat`` calls of ``fn`` (``setup`` runs untimed before each)."""
     times, result = [], None
     for _ in range(repeat):
+        if setup is not None:
+            setup()
         t = time.perf_counter()
         result = fn()
         times.append(time.perf_counter() - t)

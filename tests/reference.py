@@ -66,3 +66,24 @@ class Reference:
             for r in self.records
             if r.target is None and self.gate(r, anc) and r.id not in hidden
         ]
+
+    def retractions(self, anchor: str) -> list[RefRecord]:
+        anc = self.ancestors(anchor)
+        return [r for r in self.records if r.target is not None and self.gate(r, anc)]
+
+    def chain(self, anchors: list[str], *, retractions: bool = False) -> list[tuple[str, str]]:
+        """A scope chain: ``(id, via)`` for each record visible from any anchor, once,
+        ``via`` the first anchor that sees it; earlier anchors' records first.
+        With ``retractions``, the retractions instead, as ``(target, via)``."""
+        seen: set[str] = set()
+        out = []
+        for a in anchors:
+            if retractions:
+                got = [(r.id, r.target or "") for r in self.retractions(a)]
+            else:
+                got = [(rid, rid) for rid in self.memories(a)]
+            for rid, shown in got:
+                if rid not in seen:
+                    seen.add(rid)
+                    out.append((shown, a))
+        return out

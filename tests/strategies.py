@@ -1,10 +1,14 @@
-"""Shared Hypothesis strategies: random trees and DAGs, memories, arrival orders."""
+"""Shared Hypothesis strategies: random trees and DAGs, memories, arrival orders;
+and `apply_op`, which writes one drawn record to a store and the reference alike."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from hypothesis import strategies as st
+
+from branchmem import Store
+from reference import Reference, RefRecord
 
 
 @dataclass(frozen=True)
@@ -103,3 +107,21 @@ def histories(draw: st.DrawFn, max_events: int = 18, max_ops: int = 12) -> Histo
         final.append(op)
         written.add(op.id)
     return History(parents, tuple(arrival), tuple(final))
+
+
+def apply_op(store: Store, ref: Reference, op: Op) -> None:
+    if op.kind == "add":
+        store.add_memory(f"fact {op.id}", sources=list(op.sources), id=op.id)
+        ref.add_record(RefRecord(op.id, op.sources))
+    elif op.kind == "retract":
+        assert op.target is not None and op.extra_id is not None
+        store.retract(op.target, sources=list(op.sources), id=op.extra_id)
+        ref.add_record(RefRecord(op.extra_id, op.sources, op.target))
+    else:
+        assert op.target is not None and op.extra_id is not None
+        # supersede writes the retraction first, then the new record
+        r = store.supersede(op.target, f"fact {op.id}", sources=list(op.sources), id=op.id)
+        ret = [m for m in store.memories(at=None)]  # at=None never sees anything
+        assert ret == []
+        ref.add_record(RefRecord(f"__ret_{op.id}", op.sources, op.target))
+        ref.add_record(RefRecord(r.id, op.sources))

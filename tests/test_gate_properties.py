@@ -14,29 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from branchmem import Store
-from reference import Reference, RefRecord
-from strategies import History, Op, histories
+from reference import Reference
+from strategies import History, Op, apply_op, histories
 
 MIN_GRAPHS = 400
 MIN_DECISIONS = 100_000
-
-
-def apply_op(store: Store, ref: Reference, op: Op) -> None:
-    if op.kind == "add":
-        store.add_memory(f"fact {op.id}", sources=list(op.sources), id=op.id)
-        ref.add_record(RefRecord(op.id, op.sources))
-    elif op.kind == "retract":
-        assert op.target is not None and op.extra_id is not None
-        store.retract(op.target, sources=list(op.sources), id=op.extra_id)
-        ref.add_record(RefRecord(op.extra_id, op.sources, op.target))
-    else:
-        assert op.target is not None and op.extra_id is not None
-        # supersede writes the retraction first, then the new record
-        r = store.supersede(op.target, f"fact {op.id}", sources=list(op.sources), id=op.id)
-        ret = [m for m in store.memories(at=None)]  # at=None never sees anything
-        assert ret == []
-        ref.add_record(RefRecord(f"__ret_{op.id}", op.sources, op.target))
-        ref.add_record(RefRecord(r.id, op.sources))
 
 
 def check_all(store: Store, ref: Reference, anchors: list[str], counter: Counter[str]) -> None:

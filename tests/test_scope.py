@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from branchmem import InvalidInput, Store, UnknownAnchor
-from strategies import History, histories
+from reference import Reference
+from strategies import History, apply_op, histories
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
@@ -82,42 +83,33 @@ def test_chain_bad_input(chain: Store) -> None:
     assert [m.via for m in chain.memories(at=["chat", "chat"])] == ["chat"] * 3
 
 
-def _single_reads(store: Store, anchors: list[str]) -> list[tuple[str, str]]:
-    seen: set[str] = set()
-    out = []
-    for a in anchors:
-        for m in store.memories(at=a):
-            if m.id not in seen:
-                seen.add(m.id)
-                out.append((m.id, a))
-    return out
+def test_chain_matches_the_reference(make_store: Callable[[], Store]) -> None:
+    """Every chain (records, and retractions with ``kind``) against the naive
+    reference, with multi-source records, retractions and events that wait."""
 
-
-def test_chain_equals_single_reads(make_store: Callable[[], Store]) -> None:
     @settings(
-        max_examples=40,
+        max_examples=150,
         deadline=None,
         database=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
     )
-    @given(hist=histories(max_events=12, max_ops=10), data=st.data())
+    @given(hist=histories(max_events=14, max_ops=14), data=st.data())
     def check(hist: History, data: st.DataObject) -> None:
-        store = make_store()
-        store.add_events([{"id": e, "parent": list(hist.parents[e]) or None} for e in hist.arrival])
-        for op in hist.ops:
-            if op.kind == "add":
-                store.add_memory(op.id, sources=list(op.sources), id=op.id)
-            elif op.kind == "supersede":
-                assert op.target is not None
-                store.supersede(op.target, op.id, sources=list(op.sources), id=op.id)
-            else:
-                assert op.target is not None
-                store.retract(op.target, sources=list(op.sources), id=op.extra_id)
+        store, ref = make_store(), Reference()
+        for e in hist.arrival:
+            store.add_event(e, parent=list(hist.parents[e]) or None)
+            ref.add_event(e, hist.parents[e])
         anchors = data.draw(
             st.lists(st.sampled_from(list(hist.arrival)), min_size=1, max_size=4, unique=True)
         )
-        got = [(m.id, m.via) for m in store.memories(at=anchors)]
-        assert got == _single_reads(store, anchors)
+        for op in hist.ops:  # read after every write: kept copies must never go stale
+            apply_op(store, ref, op)
+            got = [(m.id, m.via) for m in store.memories(at=anchors)]
+            assert got == ref.chain(anchors)
+            assert all(m.via is None for m in store.memories(at=anchors[0]))
+        assert [(m.id, m.via) for m in store.memories(at=anchors)] == ref.chain(anchors)
+        rets = store.memories(at=anchors, kind="retraction")
+        assert [(m.target, m.via) for m in rets] == ref.chain(anchors, retractions=True)
         store.close()
 
     check()

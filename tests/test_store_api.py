@@ -230,7 +230,7 @@ def test_sqlite_reopen_property(hist: History) -> None:
     import tempfile
 
     from reference import Reference
-    from test_gate_properties import apply_op
+    from strategies import apply_op
 
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "s.db"

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from .backends.base import Backend, EventRow, NewSegment, Pos
+from .backends.base import Backend, EventRow, NewSegment, Pos, RecordRow
 from .errors import ConflictingEvent, CycleError, NameClash
 from .model import Event
 
@@ -60,6 +60,14 @@ def ancestor_ranges(pos: Pos, seg_parents: SegParents) -> dict[int, int]:
 
 def in_ranges(pos: Pos, ranges: dict[int, int]) -> bool:
     return ranges.get(pos[0], -1) >= pos[1]
+
+
+def row_in_ranges(row: RecordRow, ranges: dict[int, int]) -> bool:
+    """Is a record's index position, and each ``extra`` one, in ``ranges``?
+    (So every source is on the path: the gate's test for one record.)"""
+    if row.pos is None or ranges.get(row.pos[0], -1) < row.pos[1]:
+        return False
+    return all(ranges.get(a, -1) >= b for a, b in row.extra)
 
 
 def index_position(positions: list[Pos], seg_parents: SegParents) -> tuple[Pos, tuple[Pos, ...]]:

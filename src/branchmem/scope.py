@@ -9,25 +9,27 @@ record there but not where the conversation cannot see it: if ``user/main``
 still holds the record, it comes back ``via`` ``user/main`` (promote the
 correction by merging it into ``user/main`` to make it hold there too).
 
-The records of all anchors are fetched once, through the union of their
-ancestor ranges, then each is checked against the anchors in order. On
-SQLite, where fetching dominates, that costs less than the single-anchor
-reads together; in memory, where a single read is a few list slices, the
-per-record checks and the copy each record needs to carry ``via`` (kept in
-`ViaCopies` for the next read) make a chain read cost about one and a half
-times the single reads together (see bench/branches.py).
+Anchors are read in order, each fetching only the part of its ancestor
+ranges that no earlier anchor covered: a record is fetched and checked once,
+in the first view whose ranges hold its index position, exactly as a
+single-anchor read checks it. The few that view does not show (a source off
+its path, or retracted there) wait and are offered to the later views. A
+single-anchor read is the chain of one. So a chain costs one pass over the
+union of its anchors' records, where the single reads together pass over
+their shared ancestry once per anchor (see bench/branches.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from operator import attrgetter
+from operator import attrgetter, is_
 from typing import TYPE_CHECKING, Any
 
 from .backends.base import RecordRow
 from .branch_types import CONFLICT
 from .errors import InvalidInput
 from .lifecycle import anchor_as_of
+from .lineage import row_in_ranges
 from .model import RETRACTION, Memory
 
 if TYPE_CHECKING:
@@ -52,27 +54,34 @@ class ViaCopies:
     """Tagged copies of shared stored records, kept for the next chain read.
 
     A backend that shares its stored objects (memory) needs one copy per
-    (record, anchor) to carry ``via``; copying is most of a chain read's cost
-    there, and the same conversation is read again and again. An entry holds
-    the stored object itself and is used only while the backend still returns
-    that very object, so a purged or replaced record is never served. The
-    cache is dropped whole when it reaches ``limit`` entries.
+    (record, anchor) to carry ``via``. Copying costs about twice a record's
+    gate check, and the same scopes are read again and again (a user's and
+    an org's branch change far less often than the conversation), so copies
+    are kept: per anchor, the copy of each record, and the whole last answer.
+    A copy is used only while the backend still returns that very stored
+    object, so a purged or replaced record is never served. Everything is
+    dropped when ``limit`` copies are held.
     """
 
     def __init__(self, limit: int = 200_000) -> None:
         self.limit = limit
         self._size = 0
+        # via -> {id(stored): (stored, copy)}, and via -> (last input, last output)
         self._by_via: dict[str, dict[int, tuple[Memory, Memory]]] = {}
+        self._last: dict[str, tuple[list[Memory], list[Memory]]] = {}
 
     def clear(self) -> None:
         """Forget every copy (a purge must not leave erased content in memory)."""
         self._by_via.clear()
+        self._last.clear()
         self._size = 0
 
     def tag(self, items: list[Memory], via: str) -> list[Memory]:
+        last = self._last.get(via)
+        if last is not None and len(last[0]) == len(items) and all(map(is_, last[0], items)):
+            return last[1][:]  # the same stored objects as last time: no Python loop
         if self._size + len(items) > self.limit:
-            self._by_via.clear()
-            self._size = 0
+            self.clear()
         cache = self._by_via.get(via)
         if cache is None:
             cache = self._by_via[via] = {}
@@ -84,6 +93,7 @@ class ViaCopies:
                 hit = cache[id(m)] = (m, with_via(m, via))
                 self._size += 1
             append(hit[1])
+        self._last[via] = (items[:], out[:])
         return out
 
 
@@ -92,36 +102,6 @@ def tag_fresh(items: list[Memory], via: str) -> list[Memory]:
     for m in items:
         m.__dict__["via"] = via
     return items
-
-
-def _move_retracted(
-    rows: list[RecordRow],
-    ranges_of: list[dict[int, int]],
-    retracted: list[set[str]],
-    groups: list[list[Memory]],
-) -> None:
-    """Move each record retracted in its first view to the next view that sees it
-    and does not retract it (or drop it)."""
-    hit = {m.id: i for i, g in enumerate(groups) if retracted[i] for m in g if m.id in retracted[i]}
-    if not hit:
-        return
-    for v in set(hit.values()):
-        groups[v][:] = [m for m in groups[v] if hit.get(m.id) != v]
-    for row in rows:
-        m = row.memory
-        at = hit.get(m.id)
-        if at is None or m.target is not None:
-            continue
-        seg, seq = row.pos  # type: ignore[misc]
-        for j in range(at + 1, len(ranges_of)):
-            r = ranges_of[j]
-            if (
-                r.get(seg, -1) >= seq
-                and all(r.get(a, -1) >= b for a, b in row.extra)
-                and m.id not in retracted[j]
-            ):
-                groups[j].append(m)
-                break
 
 
 def check_anchors(at: Any) -> list[str]:
@@ -153,63 +133,76 @@ def read_chain(
     """
     if not anchors:
         return []
-    with s._b.reading():
-        if as_of is None:
-            views = [(a, r) for a in anchors if (r := s._ranges(ns, a)) is not None]
-        else:
-            views = []
-            for a in anchors:
-                event = anchor_as_of(s, ns, a, as_of)
-                if event is not None and (r := s._ranges(ns, event)) is not None:
-                    views.append((a, r))
-        union: dict[int, int] = {}
-        for _, ranges in views:
-            for seg, upto in ranges.items():
-                if union.get(seg, -1) < upto:
-                    union[seg] = upto
-        rows = list(s._b.records_in_ranges(ns, union)) if union else []
-    # One pass: a retraction marks its target in every view that sees it; any other
-    # record goes to the first view that sees it. Inlined checks: this loop is the
-    # whole cost. A record retracted in that view moves on afterwards (rare).
-    ranges_of = [r for _, r in views]
-    idx = range(len(views))
-    retracted: list[set[str]] = [set() for _ in views]
     want_retractions = kind == RETRACTION
-    groups: list[list[Memory]] = [[] for _ in views]
-    for row in rows:
-        m = row.memory
-        if as_of is not None and m.created_at > as_of:
-            continue
-        seg, seq = row.pos  # type: ignore[misc]  # rows from the index have one
-        extra = row.extra
-        if m.target is not None:
-            first = True
-            for i in idx:
-                r = ranges_of[i]
-                if r.get(seg, -1) >= seq and (
-                    not extra or all(r.get(a, -1) >= b for a, b in extra)
-                ):
-                    retracted[i].add(m.target)
-                    if want_retractions and first:
-                        groups[i].append(m)
-                        first = False
-            continue
-        if want_retractions or (m.kind != kind if kind is not None else m.kind == CONFLICT):
-            continue
-        for i in idx:
-            r = ranges_of[i]
-            if r.get(seg, -1) >= seq and (not extra or all(r.get(a, -1) >= b for a, b in extra)):
-                groups[i].append(m)
-                break
-    if not want_retractions and any(retracted):
-        _move_retracted(rows, ranges_of, retracted, groups)
     out: list[Memory] = []
-    for (name, _), g in zip(views, groups, strict=True):
-        g.sort(key=_SEQ)
-        if not tag:
-            out += g
-        elif s._b.shares_rows:
-            out += s._via_copies.tag(g, name)
-        else:
-            out += tag_fresh(g, name)
+    with s._b.reading():
+        views = _views(s, ns, anchors, as_of)
+        covered: dict[int, int] = {}  # the union of the views read so far
+        retractions: list[RecordRow] = []  # every retraction fetched so far
+        waiting: list[RecordRow] = []  # fetched, not yet visible from any view
+        for name, ranges in views:
+            fresh = {g: u for g, u in ranges.items() if u > covered.get(g, -1)}
+            rows = s._b.records_in_ranges(ns, fresh, covered) if fresh else ()
+            if as_of is not None:
+                rows = (r for r in rows if r.memory.created_at <= as_of)
+            live: list[Memory] = []
+            if waiting:  # fetched for an earlier view: visible from this one?
+                still = []
+                for row in waiting:
+                    if row_in_ranges(row, ranges):
+                        live.append(row.memory)
+                    else:
+                        still.append(row)
+                waiting = still
+            # Each fresh row's ``pos`` is in this view and in no earlier one. The
+            # inlined checks are a single-anchor read's; this loop is the whole cost.
+            for row in rows:
+                m = row.memory
+                if m.target is not None:
+                    retractions.append(row)
+                    if not want_retractions:
+                        continue
+                elif want_retractions or (
+                    m.kind != kind if kind is not None else m.kind == CONFLICT
+                ):
+                    continue
+                if row.extra and not all(ranges.get(a, -1) >= b for a, b in row.extra):
+                    waiting.append(row)
+                else:
+                    live.append(m)
+            if not want_retractions and retractions:
+                hidden = {r.memory.target or "" for r in retractions if row_in_ranges(r, ranges)}
+                if hidden:
+                    live, gone = _split(live, hidden)
+                    waiting += s._b.get_records(ns, gone).values()
+            live.sort(key=_SEQ)
+            if not tag:
+                out += live
+            elif s._b.shares_rows:
+                out += s._via_copies.tag(live, name)
+            else:
+                out += tag_fresh(live, name)
+            for g, u in fresh.items():
+                covered[g] = u
     return out
+
+
+def _views(
+    s: Store, ns: str, anchors: Sequence[str], as_of: float | None
+) -> list[tuple[str, dict[int, int]]]:
+    """Each anchor with its ancestor ranges (as it stood at ``as_of``); anchors
+    that see nothing yet are left out."""
+    views = []
+    for a in anchors:
+        event = a if as_of is None else anchor_as_of(s, ns, a, as_of)
+        if event is not None and (r := s._ranges(ns, event)) is not None:
+            views.append((a, r))
+    return views
+
+
+def _split(live: list[Memory], hidden: set[str]) -> tuple[list[Memory], list[str]]:
+    """``live`` without the ids in ``hidden``, and the ids taken out."""
+    keep = [m for m in live if m.id not in hidden]
+    if len(keep) == len(live):
+        return live, []
+    return keep, [m.id for m in live if m.id in hidden]

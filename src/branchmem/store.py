@@ -30,7 +30,7 @@ from .errors import (
     UnknownMemory,
 )
 from .lifecycle import LifecycleOps, Policy, check_read_times, narrow
-from .lineage import Ingest, ancestor_ranges, in_ranges, index_position
+from .lineage import Ingest, ancestor_ranges, in_ranges, index_position, row_in_ranges
 from .merge import MergeOps
 from .model import RETRACTION, Event, Explanation, Memory, SourceStatus
 from .purge import PurgeOps
@@ -556,29 +556,7 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         return out
 
     def _gate_read(self, ns: str, at: str, kind: str | None) -> list[Memory]:
-        with self._b.reading():
-            ranges = self._ranges(ns, at)
-            if ranges is None:
-                return []
-            rows = self._b.records_in_ranges(ns, ranges)
-            live: list[Memory] = []
-            retracted: set[str] = set()
-            for r in rows:
-                if r.extra and not all(in_ranges(p, ranges) for p in r.extra):
-                    continue
-                m = r.memory
-                if m.target is not None:
-                    retracted.add(m.target)
-                    if kind == RETRACTION:
-                        live.append(m)
-                elif m.kind == kind if kind is not None else m.kind != CONFLICT:
-                    live.append(m)
-        if kind == RETRACTION:
-            out = live
-        else:
-            out = [m for m in live if m.id not in retracted] if retracted else live
-        out.sort(key=_SEQ)
-        return out
+        return read_chain(self, ns, [at], kind, tag=False)
 
     def visible(self, memory_id: str, *, at: str | None, namespace: str = "default") -> bool:
         """Is ``memory_id`` visible at ``at``? ``at=None`` is always False.
@@ -597,11 +575,13 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
             if at is None:
                 return False
             ranges = self._ranges(ns, at)
-            if ranges is None or not _gated_in(row, ranges):
+            if ranges is None or not row_in_ranges(row, ranges):
                 return False
             if row.memory.target is not None:
                 return True
-            return not any(_gated_in(r, ranges) for r in self._b.retractions_of(ns, [memory_id]))
+            return not any(
+                row_in_ranges(r, ranges) for r in self._b.retractions_of(ns, [memory_id])
+            )
 
     def explain(self, memory_id: str, *, at: str | None, namespace: str = "default") -> Explanation:
         """Why ``memory_id`` is visible or hidden at ``at``: each source's state, and
@@ -651,7 +631,7 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
                 hiders = tuple(
                     r.memory.id
                     for r in self._b.retractions_of(ns, [memory_id])
-                    if _gated_in(r, ranges)
+                    if row_in_ranges(r, ranges)
                 )
                 if hiders:
                     return Explanation(
@@ -752,12 +732,6 @@ def _new_id() -> str:
 _SEQ = attrgetter("seq")
 _TIMES = ("expires_at", "valid_from", "valid_to")
 _POS = attrgetter("pos")
-
-
-def _gated_in(row: RecordRow, ranges: dict[int, int]) -> bool:
-    if row.pos is None or not in_ranges(row.pos, ranges):
-        return False
-    return all(in_ranges(p, ranges) for p in row.extra)
 
 
 def _same_record(a: Memory, b: Memory) -> bool:

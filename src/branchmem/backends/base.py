@@ -141,8 +141,14 @@ class Backend(Protocol):
         self, ns: str, positions: list[tuple[str, Pos, tuple[Pos, ...]]]
     ) -> None: ...
 
-    def records_in_ranges(self, ns: str, ranges: Ranges) -> Iterator[RecordRow]:
-        """Indexed records whose ``pos`` falls in ``ranges`` (``extra`` not yet checked)."""
+    def records_in_ranges(
+        self, ns: str, ranges: Ranges, after: Ranges | None = None
+    ) -> Iterator[RecordRow]:
+        """Indexed records whose ``pos`` falls in ``ranges`` (``extra`` not yet checked).
+
+        With ``after``, only those past it: ``after[seg] < seq <= ranges[seg]``
+        (a segment missing from ``after`` starts at its beginning).
+        """
         ...
 
     def retractions_of(self, ns: str, target_ids: Iterable[str]) -> list[RecordRow]: ...

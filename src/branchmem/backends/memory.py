@@ -178,7 +178,9 @@ class MemoryBackend:
         for rid, pos, extra in positions:
             self._index(sp, sp.records[rid], pos, extra)
 
-    def records_in_ranges(self, ns: str, ranges: Ranges) -> Iterator[RecordRow]:
+    def records_in_ranges(
+        self, ns: str, ranges: Ranges, after: Ranges | None = None
+    ) -> Iterator[RecordRow]:
         index = self._read(ns).index
         for seg, upto in ranges.items():
             entry = index.get(seg)
@@ -186,7 +188,10 @@ class MemoryBackend:
                 continue
             seqs, rows = entry
             n = bisect_right(seqs, upto)
-            yield from rows[:n]
+            if after and (lo := after.get(seg, -1)) >= 0:
+                yield from rows[bisect_right(seqs, lo) : n]
+            else:
+                yield from rows[:n]
 
     def retractions_of(self, ns: str, target_ids: Iterable[str]) -> list[RecordRow]:
         sp = self._read(ns)

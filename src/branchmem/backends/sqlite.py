@@ -311,16 +311,14 @@ class SQLiteBackend:
             ((s, q, nid, eid) for eid, (s, q) in positions),
         )
 
-    def _range_query(
-        self, ranges: Ranges, select: str, order: str = ""
-    ) -> Iterator[tuple[Any, ...]]:
-        items = list(ranges.items())
-        for chunk in _chunks(items):
-            values = ",".join("(?,?)" for _ in chunk)
-            params = [x for pair in chunk for x in pair]
-            yield from self._db.execute(
-                f"WITH r(seg, upto) AS (VALUES {values}) {select} {order}", params
-            )
+    def _range_query(self, spans: list[tuple[int, ...]], select: str) -> Iterator[tuple[Any, ...]]:
+        """Run ``select`` against a table ``r`` of ``spans``: ``(seg, upto)`` or
+        ``(seg, lo, upto)`` rows, in chunks that stay under SQLite's parameter limit."""
+        cols = "seg, upto" if len(spans[0]) == 2 else "seg, lo, upto"
+        for chunk in _chunks(spans, CHUNK // len(spans[0]) * 2):
+            values = ",".join("(" + ",".join("?" * len(spans[0])) + ")" for _ in chunk)
+            params = [x for span in chunk for x in span]
+            yield from self._db.execute(f"WITH r({cols}) AS (VALUES {values}) {select}", params)
 
     def waiting_children(self, ns: str, parent_ids: Iterable[str]) -> dict[str, list[str]]:
         nid = self._ns(ns)
@@ -479,15 +477,20 @@ class SQLiteBackend:
             ((p[0], p[1], json.dumps(ex) if ex else None, nid, rid) for rid, p, ex in positions),
         )
 
-    def records_in_ranges(self, ns: str, ranges: Ranges) -> Iterator[RecordRow]:
+    def records_in_ranges(
+        self, ns: str, ranges: Ranges, after: Ranges | None = None
+    ) -> Iterator[RecordRow]:
         nid = self._ns(ns)
         if nid is None or not ranges:
             return iter(())
-        rows = self._range_query(
-            ranges,
-            f"SELECT {', '.join('c.' + c for c in _REC_COLS.split(', '))} "
-            f"FROM r CROSS JOIN records c WHERE c.ns={nid} AND c.seg=r.seg AND c.pos<=r.upto",
-        )
+        cols = ", ".join("c." + c for c in _REC_COLS.split(", "))
+        where = f"c.ns={nid} AND c.seg=r.seg AND c.pos<=r.upto"
+        if after:
+            spans: list[tuple[int, ...]] = [(s, after.get(s, -1), u) for s, u in ranges.items()]
+            where += " AND c.pos>r.lo"
+        else:
+            spans = list(ranges.items())
+        rows = self._range_query(spans, f"SELECT {cols} FROM r CROSS JOIN records c WHERE {where}")
         return (self._record(ns, r) for r in list(rows))
 
     def retractions_of(self, ns: str, target_ids: Iterable[str]) -> list[RecordRow]:
