@@ -96,6 +96,7 @@ def test_chain_matches_the_reference(make_store: Callable[[], Store]) -> None:
     @given(hist=histories(max_events=14, max_ops=14), data=st.data())
     def check(hist: History, data: st.DataObject) -> None:
         store, ref = make_store(), Reference()
+        store._via_copies.limit = data.draw(st.sampled_from([2, 200_000]))  # 2: drop often
         for e in hist.arrival:
             store.add_event(e, parent=list(hist.parents[e]) or None)
             ref.add_event(e, hist.parents[e])

@@ -53,47 +53,50 @@ def with_via(m: Memory, via: str) -> Memory:
 class ViaCopies:
     """Tagged copies of shared stored records, kept for the next chain read.
 
-    A backend that shares its stored objects (memory) needs one copy per
-    (record, anchor) to carry ``via``. Copying costs about twice a record's
-    gate check, and the same scopes are read again and again (a user's and
-    an org's branch change far less often than the conversation), so copies
-    are kept: per anchor, the copy of each record, and the whole last answer.
-    A copy is used only while the backend still returns that very stored
-    object, so a purged or replaced record is never served. Everything is
-    dropped when ``limit`` copies are held.
+    A backend that shares its stored objects (memory) needs a copy of each
+    record to carry ``via``. Copying costs about twice a record's gate check,
+    and the same scopes are read again and again (a user's and an org's branch
+    change far less often than the conversation), so each anchor's last
+    answer is kept: the stored objects it was made from and their copies. A
+    copy is reused only for that very stored object, so a purged or replaced
+    record is never served. Everything is dropped when more than ``limit``
+    copies are held.
     """
 
     def __init__(self, limit: int = 200_000) -> None:
         self.limit = limit
         self._size = 0
-        # via -> {id(stored): (stored, copy)}, and via -> (last input, last output)
-        self._by_via: dict[str, dict[int, tuple[Memory, Memory]]] = {}
-        self._last: dict[str, tuple[list[Memory], list[Memory]]] = {}
+        # (namespace, anchor) -> (the stored objects of its last answer, their copies)
+        self._last: dict[tuple[str, str], tuple[list[Memory], list[Memory]]] = {}
 
     def clear(self) -> None:
         """Forget every copy (a purge must not leave erased content in memory)."""
-        self._by_via.clear()
         self._last.clear()
         self._size = 0
 
-    def tag(self, items: list[Memory], via: str) -> list[Memory]:
-        last = self._last.get(via)
-        if last is not None and len(last[0]) == len(items) and all(map(is_, last[0], items)):
-            return last[1][:]  # the same stored objects as last time: no Python loop
-        if self._size + len(items) > self.limit:
+    def tag(self, items: list[Memory], via: str, ns: str = "") -> list[Memory]:
+        """Copies of ``items`` with ``via`` set (read in namespace ``ns``)."""
+        last = self._last.get((ns, via))
+        if last is None:
+            out = [with_via(m, via) for m in items]
+        else:
+            stored, copies = last
+            done = len(stored)
+            if len(items) >= done and all(map(is_, stored, items)):
+                # The last answer, maybe with newer records after it (a read sorts
+                # by write order): no Python loop over what it already had.
+                if len(items) == done:
+                    return copies[:]
+                out = copies + [with_via(m, via) for m in items[done:]]
+            else:
+                # ``stored`` keeps its objects alive, so an equal id is the same object.
+                kept = dict(zip(map(id, stored), copies, strict=True))
+                out = [c if (c := kept.get(id(m))) is not None else with_via(m, via) for m in items]
+            self._size -= done
+        if self._size + len(out) > self.limit:
             self.clear()
-        cache = self._by_via.get(via)
-        if cache is None:
-            cache = self._by_via[via] = {}
-        out: list[Memory] = []
-        append = out.append
-        for m in items:
-            hit = cache.get(id(m))
-            if hit is None or hit[0] is not m:
-                hit = cache[id(m)] = (m, with_via(m, via))
-                self._size += 1
-            append(hit[1])
-        self._last[via] = (items[:], out[:])
+        self._last[ns, via] = (items[:], out[:])
+        self._size += len(out)
         return out
 
 
@@ -179,7 +182,7 @@ def read_chain(
             if not tag:
                 out += live
             elif s._b.shares_rows:
-                out += s._via_copies.tag(live, name)
+                out += s._via_copies.tag(live, name, ns)
             else:
                 out += tag_fresh(live, name)
             for g, u in fresh.items():
