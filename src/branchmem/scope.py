@@ -16,7 +16,9 @@ single-anchor read checks it. The few that view does not show (a source off
 its path, or retracted there) wait and are offered to the later views. A
 single-anchor read is the chain of one. So a chain costs one pass over the
 union of its anchors' records, where the single reads together pass over
-their shared ancestry once per anchor (see bench/branches.py).
+their shared ancestry once per anchor (see bench/branches.py). In memory,
+where stored objects are shared, carrying ``via`` means a copy of each
+record; `ViaCopies` keeps them, so only the first read of a scope pays.
 """
 
 from __future__ import annotations
