@@ -142,6 +142,43 @@ def test_archive_and_restore(clocked: Clocked, clock: list[float]) -> None:
         store.restore("nope")
 
 
+def test_explain_says_when_time_hides_what_the_gate_shows(
+    clocked: Clocked, clock: list[float]
+) -> None:
+    store = clocked()
+    store.add_event("e1")
+    store.add_memory("x", sources=["e1"], expires_at=1500.0, id="x")
+    store.add_memory("bj", sources=["e1"], valid_from=100.0, valid_to=1200.0, id="bj")
+    store.add_memory("y", sources=["e1"], id="y")
+    store.add_memory("later", sources=["e1"], valid_from=5000.0, id="later")
+
+    def notes() -> dict[str, str | None]:
+        out = {}
+        for mid in ("x", "bj", "y", "later"):
+            ex = store.explain(mid, at="e1")
+            assert ex.visible and store.visible(mid, at="e1")  # the gate's answer
+            # the note is there exactly when a read now leaves the record out
+            assert (ex.hidden_by_time is None) == (mid in ids(store, "e1"))
+            out[mid] = ex.hidden_by_time
+        return out
+
+    assert notes() == {"x": None, "bj": None, "y": None, "later": notes()["later"]}
+    assert "valid_from" in (notes()["later"] or "")
+    clock[0] = 1300.0
+    assert "valid_to" in (notes()["bj"] or "")
+    clock[0] = 2000.0
+    got = notes()
+    assert "expired at 1970-01-01 00:25:00 UTC" in (got["x"] or "")
+    assert "include_archived=True" in (got["x"] or "")
+    ex = store.explain("x", at="e1")
+    assert str(ex).startswith("visible at 'e1': every source ('e1') is on the path; but reads now")
+    assert ex.to_dict()["hidden_by_time"] == got["x"]
+    store.archive_expired()
+    assert "archived at" in (notes()["x"] or "")
+    store.restore("x")
+    assert notes()["x"] is None
+
+
 # ---------------------------------------------------------------- validity
 def test_validity_span(clocked: Clocked) -> None:
     store = clocked()

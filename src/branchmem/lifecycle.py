@@ -24,14 +24,16 @@ uses, last use), written only by calls that say so (`touch`,
   latest archive or restore time only (an earlier archive that a restore
   undid is not remembered).
 
-`Store.visible` and `Store.explain` answer for the gate alone: they ignore
-expiry, validity and the archive.
+`Store.visible` answers for the gate alone: it ignores expiry, validity and
+the archive. `Store.explain` says so when one of them hides a record the
+gate shows from reads now.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, cast
 
 from .backends.base import LifeRow
@@ -114,21 +116,39 @@ def narrow(
         life = s._b.get_life(ns, [m.id for m in out])
     t = now if now is not None else as_of if as_of is not None else s._clock()
     cutoff = as_of if as_of is not None else float("inf")
-    kept = []
-    for m in out:
-        if m.valid_from is not None and t < m.valid_from:
-            continue
-        if m.valid_to is not None and t >= m.valid_to:
-            continue
-        if not include_archived:
-            lr = life.get(m.id)
-            restored = lr is not None and lr.restored_at is not None and lr.restored_at <= cutoff
-            archived = lr is not None and lr.archived_at is not None and lr.archived_at <= cutoff
-            expired = m.expires_at is not None and m.expires_at <= t and not restored
-            if archived or expired:
-                continue
-        kept.append(m)
-    return kept
+    return [m for m in out if time_hides(m, life.get(m.id), t, cutoff, include_archived) is None]
+
+
+def time_hides(
+    m: Memory, life: LifeRow | None, t: float, cutoff: float, include_archived: bool
+) -> str | None:
+    """Why a read at time ``t`` leaves ``m`` out (archive state as of ``cutoff``),
+    or None if it shows it."""
+    if m.valid_from is not None and t < m.valid_from:
+        return f"it holds only from {_when(m.valid_from)} (valid_from)"
+    if m.valid_to is not None and t >= m.valid_to:
+        return f"it held only until {_when(m.valid_to)} (valid_to)"
+    if include_archived:
+        return None
+    restored = life is not None and life.restored_at is not None and life.restored_at <= cutoff
+    if life is not None and life.archived_at is not None and life.archived_at <= cutoff:
+        return f"it was archived at {_when(life.archived_at)}; restore() brings it back"
+    if m.expires_at is not None and m.expires_at <= t and not restored:
+        return f"it expired at {_when(m.expires_at)}; include_archived=True shows it"
+    return None
+
+
+def _when(t: float) -> str:
+    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def time_note(s: Store, ns: str, m: Memory) -> str | None:
+    """Why a read now (the store's clock) leaves out a record the gate shows."""
+    with s._b.reading():
+        if not s._b.has_lifecycle(ns):
+            return None
+        life = s._b.get_life(ns, [m.id]).get(m.id)
+    return time_hides(m, life, s._clock(), float("inf"), False)
 
 
 def anchor_as_of(s: Store, ns: str, at: str, as_of: float) -> str | None:

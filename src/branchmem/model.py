@@ -175,6 +175,9 @@ class Explanation:
     reason: str
     sources: tuple[SourceStatus, ...] = ()
     hidden_by: tuple[str, ...] = ()
+    #: When the gate shows the record but reads now leave it out (expired,
+    #: archived, or outside its validity): why. ``visible`` stays the gate's answer.
+    hidden_by_time: str | None = None
 
     def __str__(self) -> str:
         return self.reason

@@ -29,7 +29,7 @@ from .errors import (
     UnknownEvent,
     UnknownMemory,
 )
-from .lifecycle import LifecycleOps, Policy, check_read_times, narrow
+from .lifecycle import LifecycleOps, Policy, check_read_times, narrow, time_note
 from .lineage import Ingest, ancestor_ranges, in_ranges, index_position, row_in_ranges
 from .merge import MergeOps
 from .model import RETRACTION, Event, Explanation, Memory, SourceStatus
@@ -585,7 +585,9 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
 
     def explain(self, memory_id: str, *, at: str | None, namespace: str = "default") -> Explanation:
         """Why ``memory_id`` is visible or hidden at ``at``: each source's state, and
-        which retraction hides it.
+        which retraction hides it. ``visible`` is the gate's answer, like
+        `visible`; when expiry, validity or the archive hides the record from
+        reads now, ``hidden_by_time`` and the reason say so.
 
         >>> store = Store()
         >>> _ = store.add_events([{"id": "e1"}, {"id": "e2", "parent": "e1"},
@@ -644,13 +646,11 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
                         hiders,
                     )
             names = ", ".join(repr(s.event_id) for s in sources)
-            return Explanation(
-                memory_id,
-                at,
-                True,
-                f"visible at {where}: every source ({names}) is on the path",
-                sources,
-            )
+            reason = f"visible at {where}: every source ({names}) is on the path"
+            note = time_note(self, ns, row.memory)
+            if note is not None:
+                reason += f"; but reads now leave it out: {note}"
+            return Explanation(memory_id, at, True, reason, sources, hidden_by_time=note)
 
     def path(self, at: str | None, namespace: str = "default") -> list[Event]:
         """The anchor's ancestors and itself, root first (a topological order for merges).
