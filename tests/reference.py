@@ -27,11 +27,19 @@ class Reference:
     def add_record(self, rec: RefRecord) -> None:
         self.records.append(rec)
 
-    def connected(self, event_id: str, _seen: frozenset[str] = frozenset()) -> bool:
-        """Arrived, and so has every ancestor (recursively)."""
-        if event_id not in self.parents or event_id in _seen:
-            return False
-        return all(self.connected(p, _seen | {event_id}) for p in self.parents[event_id])
+    def connected(self, event_id: str) -> bool:
+        """Arrived, and so has every ancestor. (The store refuses cycles, so
+        parent links never lead back.)"""
+        seen: set[str] = set()
+        stack = [event_id]
+        while stack:
+            e = stack.pop()
+            if e not in self.parents:
+                return False
+            if e not in seen:
+                seen.add(e)
+                stack.extend(self.parents[e])
+        return True
 
     def ancestors(self, anchor: str) -> set[str]:
         """The anchor and everything reachable by parent links; empty if not connected."""

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from branchmem import InvalidInput, Store, UnknownAnchor
-from reference import Reference
+from reference import Reference, RefRecord
 from strategies import History, apply_op, histories
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
@@ -128,3 +128,29 @@ def test_chain_read_can_record_use(chain: Store) -> None:
     chain.memories(at=["chat", "user/main"], touch=True)
     assert chain.score("cuisine") > before
     assert chain.audit("default")[-1].op == "touch"
+
+
+def test_chain_through_hundreds_of_segments(make_store: Callable[[], Store]) -> None:
+    """Anchors whose ranges span more segments than one SQL statement takes."""
+    store, ref = make_store(), Reference()
+
+    def event(eid: str, parent: str | None) -> None:
+        store.add_event(eid, parent=parent)
+        ref.add_event(eid, (parent,) if parent else ())
+
+    event("e0", None)
+    for i in range(600):  # the side branch first, so each next main event opens a segment
+        event(f"f{i}", f"e{i}")
+        event(f"e{i + 1}", f"e{i}")
+    for i in range(0, 600, 7):
+        store.add_memory(f"main {i}", sources=[f"e{i}"], id=f"m{i}")
+        store.add_memory(f"side {i}", sources=[f"f{i}"], id=f"s{i}")
+        ref.add_record(RefRecord(f"m{i}", (f"e{i}",)))
+        ref.add_record(RefRecord(f"s{i}", (f"f{i}",)))
+    store.retract("m350", sources=["f400"], id="r1")
+    ref.add_record(RefRecord("r1", ("f400",), "m350"))
+    assert len(store._ranges("default", "e600")) > 500  # the point of the test
+    for anchors in (["e600", "f599", "f301"], ["f400", "e600"], ["f7", "f14", "e600"]):
+        got = [(m.id, m.via) for m in store.memories(at=anchors)]
+        assert got == ref.chain(anchors)
+    store.close()
