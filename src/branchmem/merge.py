@@ -11,6 +11,7 @@ closed on that branch and stays open wherever that event is not an ancestor.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import TYPE_CHECKING, cast
 
 from .branch_types import CONFLICT, STRATEGIES, Conflict, MergeResult
@@ -27,37 +28,53 @@ from .branches import (
     resolve_event,
 )
 from .errors import ConflictClosed, InvalidInput, UnknownConflict
+from .lifecycle import narrow
 from .model import Event, Memory
+from .scope import read_views
 from .validate import check_id, check_name, check_namespace, event_from
 
 if TYPE_CHECKING:
     from .store import Store
 
+_SEQ = attrgetter("seq")
+
 
 def _collisions(
-    visible: list[Memory], target_ids: set[str]
+    target: list[Memory], incoming: list[Memory]
 ) -> list[tuple[str, list[Memory], list[Memory]]]:
     """``(key, target's losing values, incoming values)`` for every key where both
     sides hold a visible memory and the target's content is not among the incoming."""
     # Keys are usually distinct: group only the keys both sides hold (three cheap passes).
-    target_keys = {m.key for m in visible if m.key is not None and m.id in target_ids}
-    incoming: dict[str, list[Memory]] = {}
-    for m in visible:
-        if m.key in target_keys and m.id not in target_ids:
-            incoming.setdefault(m.key, []).append(m)
-    if not incoming:
+    target_keys = {m.key for m in target if m.key is not None}
+    theirs: dict[str, list[Memory]] = {}
+    for m in incoming:
+        if m.key in target_keys:
+            theirs.setdefault(m.key, []).append(m)
+    if not theirs:
         return []
-    target: dict[str, list[Memory]] = {}
-    for m in visible:
-        if m.key in incoming and m.id in target_ids:
-            target.setdefault(m.key, []).append(m)
+    ours: dict[str, list[Memory]] = {}
+    for m in target:
+        if m.key in theirs:
+            ours.setdefault(m.key, []).append(m)
     out = []
-    for key in sorted(incoming):
-        contents = {m.content for m in incoming[key]}
-        losers = [m for m in target[key] if m.content not in contents]
+    for key in sorted(theirs):
+        contents = {m.content for m in theirs[key]}
+        losers = [m for m in ours[key] if m.content not in contents]
         if losers:
-            out.append((key, losers, incoming[key]))
+            out.append((key, losers, theirs[key]))
     return out
+
+
+def _sides(s: Store, ns: str, head: str, new: str) -> tuple[list[Memory], list[Memory]]:
+    """What ``new`` (a descendant of ``head``) shows, in two parts: the memories
+    ``head`` shows too, and the ones it adds; both oldest first, in one pass."""
+    mine_r, new_r = s._ranges(ns, head), s._ranges(ns, new)
+    assert mine_r is not None and new_r is not None  # both are connected
+    (mine, incoming), hidden_in = read_views(s, ns, [mine_r, new_r], None)
+    mine = narrow(s, ns, mine, now=None, as_of=None, include_archived=False)
+    incoming = narrow(s, ns, incoming, now=None, as_of=None, include_archived=False)
+    # What ``head`` shows, ``new`` shows too unless a retraction there hides it.
+    return [m for m in mine if m.id not in hidden_in[1]] if hidden_in[1] else mine, incoming
 
 
 def _to_conflict(m: Memory) -> Conflict:
@@ -140,15 +157,14 @@ class MergeOps:
             if is_ancestor(s, ns, src, row.head):
                 return MergeResult(source, into, strategy, row.head, noop=True)
             old_head = row.head
-            before = s.memories(at=old_head, namespace=ns)
-            target_ids = {m.id for m in before}
             if fast_forward and is_ancestor(s, ns, old_head, src):
-                after = s.memories(at=src, namespace=ns)
-                if strategy == "append" or not _collisions(after, target_ids):
+                kept, incoming = _sides(s, ns, old_head, src)
+                if strategy == "append" or not _collisions(kept, incoming):
                     move_head(s, ns, row, src, "merge", actor, now)
                     log(s, ns, "merge", [into, source, src], actor, now)
-                    added = sum(1 for m in after if m.id not in target_ids)
-                    return MergeResult(source, into, strategy, src, fast_forward=True, added=added)
+                    return MergeResult(
+                        source, into, strategy, src, fast_forward=True, added=len(incoming)
+                    )
             if s._b.get_events(ns, [mid]):
                 raise InvalidInput(f"event {mid!r} already exists in namespace {ns!r}")
             ev = event_from(
@@ -163,24 +179,24 @@ class MergeOps:
                 now,
             )
             s._ingest(ns, [ev])
-            after = s.memories(at=mid, namespace=ns)
+            kept, incoming = _sides(s, ns, old_head, mid)
             records: list[Memory] = []
             overwritten = 0
             conflict_ids: list[str] = []
             if strategy != "append":
-                for key, losers, incoming in _collisions(after, target_ids):
+                for key, losers, theirs in _collisions(kept, incoming):
                     if strategy == "overwrite":
                         records += [s._retraction(ns, m.id, [mid], None) for m in losers]
                         overwritten += len(losers)
                     else:
-                        members = [m.id for m in losers] + [m.id for m in incoming]
+                        members = [m.id for m in losers] + [m.id for m in theirs]
                         cid = new_record_id()
                         conflict_ids.append(cid)
                         records.append(
                             Memory(
                                 cid,
                                 f"conflict on {key!r}: "
-                                + " / ".join(m.content for m in losers + incoming),
+                                + " / ".join(m.content for m in losers + theirs),
                                 (mid,),
                                 kind=CONFLICT,
                                 key=key,
@@ -194,14 +210,13 @@ class MergeOps:
                 s._insert_records(ns, records)
             move_head(s, ns, row, mid, "merge", actor, now)
             log(s, ns, "merge", [into, source, mid, *(r.id for r in records)], actor, now)
-            added = sum(1 for m in after if m.id not in target_ids)
             return MergeResult(
                 source,
                 into,
                 strategy,
                 mid,
                 event=mid,
-                added=added,
+                added=len(incoming),
                 overwritten=overwritten,
                 conflicts=len(conflict_ids),
                 conflict_ids=tuple(conflict_ids),

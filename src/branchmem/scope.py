@@ -138,14 +138,37 @@ def read_chain(
     """
     if not anchors:
         return []
-    want_retractions = kind == RETRACTION
-    out: list[Memory] = []
     with s._b.reading():
         views = _views(s, ns, anchors, as_of)
+        groups, _ = read_views(s, ns, [r for _, r in views], kind, as_of)
+    if not tag:
+        return groups[0] if len(groups) == 1 else [m for g in groups for m in g]
+    out: list[Memory] = []
+    for (name, _), g in zip(views, groups, strict=True):
+        if s._b.shares_rows:
+            out += s._via_copies.tag(g, name, ns)
+        else:
+            out += tag_fresh(g, name)
+    return out
+
+
+def read_views(
+    s: Store,
+    ns: str,
+    views: list[dict[int, int]],
+    kind: str | None,
+    as_of: float | None = None,
+) -> tuple[list[list[Memory]], list[set[str]]]:
+    """For each view (ancestor ranges), the records it is the first to show,
+    oldest first; and the ids that retractions visible in it hide there."""
+    want_retractions = kind == RETRACTION
+    groups: list[list[Memory]] = []
+    hidden_in: list[set[str]] = []
+    with s._b.reading():
         covered: dict[int, int] = {}  # the union of the views read so far
         retractions: list[RecordRow] = []  # every retraction fetched so far
         waiting: list[RecordRow] = []  # fetched, not yet visible from any view
-        for name, ranges in views:
+        for ranges in views:
             fresh = {g: u for g, u in ranges.items() if u > covered.get(g, -1)}
             rows = s._b.records_in_ranges(ns, fresh, covered) if fresh else ()
             if as_of is not None:
@@ -175,21 +198,18 @@ def read_chain(
                     waiting.append(row)
                 else:
                     live.append(m)
+            hidden: set[str] = set()
             if not want_retractions and retractions:
                 hidden = {r.memory.target or "" for r in retractions if row_in_ranges(r, ranges)}
                 if hidden:
                     live, gone = _split(live, hidden)
                     waiting += s._b.get_records(ns, gone).values()
             live.sort(key=_SEQ)
-            if not tag:
-                out += live
-            elif s._b.shares_rows:
-                out += s._via_copies.tag(live, name, ns)
-            else:
-                out += tag_fresh(live, name)
+            groups.append(live)
+            hidden_in.append(hidden)
             for g, u in fresh.items():
                 covered[g] = u
-    return out
+    return groups, hidden_in
 
 
 def _views(
