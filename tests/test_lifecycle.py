@@ -142,6 +142,22 @@ def test_archive_and_restore(clocked: Clocked, clock: list[float]) -> None:
         store.restore("nope")
 
 
+def test_restore_needs_an_archived_or_expired_record(clocked: Clocked, clock: list[float]) -> None:
+    store = clocked()
+    store.add_event("e1")
+    store.add_memory("short", sources=["e1"], expires_at=1500.0, id="x")
+    store.add_memory("plain", sources=["e1"], id="y")
+    before = store.audit("default")
+    for mid in ("x", "y"):  # not expired yet / never expires: nothing to restore
+        with pytest.raises(InvalidInput, match="neither archived nor expired"):
+            store.restore(mid)
+    assert store.audit("default") == before
+    assert ids(store, "e1", now=2000.0) == ["y"]  # x still expires
+    clock[0] = 2000.0
+    store.restore("x")  # expired, not archived: brought back from expiry
+    assert ids(store, "e1", now=9000.0) == ["x", "y"]
+
+
 def test_explain_says_when_time_hides_what_the_gate_shows(
     clocked: Clocked, clock: list[float]
 ) -> None:
@@ -177,6 +193,13 @@ def test_explain_says_when_time_hides_what_the_gate_shows(
     assert "archived at" in (notes()["x"] or "")
     store.restore("x")
     assert notes()["x"] is None
+    # ``now=`` asks about another time, as reads do
+    at_1300 = store.explain("bj", at="e1", now=1300.0)
+    assert "valid_to" in (at_1300.hidden_by_time or "")
+    assert "reads at now=1300.0 leave it out" in str(at_1300)
+    assert store.explain("bj", at="e1", now=150.0).hidden_by_time is None
+    with pytest.raises(InvalidInput):
+        store.explain("bj", at="e1", now="later")  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------- validity

@@ -13,6 +13,7 @@ from branchmem import (
     UnknownAnchor,
     UnknownBranch,
     UnknownConflict,
+    UnknownEvent,
 )
 
 
@@ -194,3 +195,18 @@ def test_merge_of_a_waiting_event_is_refused(store: Store) -> None:
     with pytest.raises(InvalidInput, match="waiting"):
         store.merge("orphan", "main")
     assert state(store) == before
+
+
+def test_merge_into_a_waiting_head_is_refused(store: Store) -> None:
+    store.add_event("root")
+    store.create_branch("main", at="root")
+    store.remember("x", branch="main")
+    store.add_event("orphan", parent="not_yet")
+    store.create_branch("w", at="orphan")
+    before = state(store)
+    for strategy in ("append", "overwrite", "keep_both"):
+        with pytest.raises(InvalidInput, match="waiting"):
+            store.merge("main", "w", strategy=strategy, event_id="mrg")
+    assert state(store) == before
+    with pytest.raises(UnknownEvent):
+        store.get_event("mrg")

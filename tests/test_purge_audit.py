@@ -46,6 +46,16 @@ def test_purge_a_memory_takes_what_derives_from_it(chat: Store) -> None:
     assert [m.id for m in chat.memories(at="e3", kind="retraction")] == []
 
 
+def test_purge_reports_records_in_write_order_on_every_backend(store: Store) -> None:
+    store.add_event("e1", content="私人信息")
+    written = []
+    for i in range(6):
+        m = store.add_memory(f"fact {i}", sources=["e1"], id=f"m{i}")
+        r = store.retract(m.id, sources=["e1"], id=f"r{i}")
+        written += [m.id, r.id]
+    assert store.purge(events=["e1"]) == ["e1", *written]
+
+
 def test_purge_takes_conflicts_naming_the_memory(store: Store) -> None:
     store.add_event("root")
     store.create_branch("main", at="root")

@@ -433,7 +433,8 @@ class BranchOps:
 
         Nothing is deleted: a head the branch held before stays a valid target,
         so rolling forward again is a rollback to it (or to a later snapshot).
-        Anything else is `NotAnAncestor`.
+        Anything else is `NotAnAncestor`. ``to`` is read as a snapshot name
+        first (a snapshot may be of any branch), then as an event id.
 
         >>> from branchmem import Store
         >>> store = Store()

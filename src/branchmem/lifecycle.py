@@ -142,13 +142,14 @@ def _when(t: float) -> str:
     return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def time_note(s: Store, ns: str, m: Memory) -> str | None:
-    """Why a read now (the store's clock) leaves out a record the gate shows."""
+def time_note(s: Store, ns: str, m: Memory, now: float | None) -> str | None:
+    """Why a read at ``now`` (default: the store's clock) leaves out a record the
+    gate shows."""
     with s._b.reading():
         if not s._b.has_lifecycle(ns):
             return None
         life = s._b.get_life(ns, [m.id]).get(m.id)
-    return time_hides(m, life, s._clock(), float("inf"), False)
+    return time_hides(m, life, s._clock() if now is None else now, float("inf"), False)
 
 
 def anchor_as_of(s: Store, ns: str, at: str, as_of: float) -> str | None:
@@ -276,7 +277,8 @@ class LifecycleOps:
     def restore(
         self, memory_id: str, *, namespace: str = "default", actor: str | None = None
     ) -> Memory:
-        """Bring a record back from the archive; its expiry no longer hides it.
+        """Bring a record back from the archive, or back from expiry; its expiry no
+        longer hides it. A record that is neither raises `InvalidInput`.
 
         >>> from branchmem import Store
         >>> store = Store(clock=lambda: 100.0)
@@ -293,6 +295,11 @@ class LifecycleOps:
         with s._b.transaction():
             m = s.get_memory(memory_id, namespace=ns)
             lr = s._b.get_life(ns, [m.id]).get(m.id) or LifeRow()
+            if lr.archived_at is None and (m.expires_at is None or m.expires_at > when):
+                raise InvalidInput(
+                    f"memory {m.id!r} is neither archived nor expired, so there is nothing "
+                    "to restore (restore() undoes archive_expired() or an expiry that passed)"
+                )
             lr.archived_at, lr.restored_at = None, when
             s._b.put_life(ns, {m.id: lr})
             log(s, ns, "restore", [m.id], actor, when)

@@ -154,6 +154,11 @@ class MergeOps:
                     f"source {source!r} is waiting for a parent that has not arrived; "
                     "merge it once its history is connected"
                 )
+            if position(s, ns, row.head) is None:
+                raise InvalidInput(
+                    f"branch {into!r} is at {row.head!r}, which is waiting for a parent that "
+                    "has not arrived; merge into it once its history is connected"
+                )
             if is_ancestor(s, ns, src, row.head):
                 return MergeResult(source, into, strategy, row.head, noop=True)
             old_head = row.head

@@ -44,7 +44,8 @@ class PurgeOps:
         whole_namespace: bool = False,
         actor: str | None = None,
     ) -> list[str]:
-        """Really delete, for erasure requests. Returns the ids removed or erased.
+        """Really delete, for erasure requests. Returns the ids removed or erased:
+        the events, then the records in the order they were written.
 
         ``events`` are blanked (content and meta) and every record sourced from
         them is deleted; ``memories`` are deleted; records derived from deleted
@@ -99,13 +100,16 @@ class PurgeOps:
                 ]
                 frontier = [i for i in new if i not in doomed]
                 doomed.update(dict.fromkeys(frontier))
+            # In write order, so that every backend reports the same list.
+            rows = s._b.get_records(ns, list(doomed))
+            doomed_ids = sorted(doomed, key=lambda i: rows[i].memory.seq)
             for e in ev_ids:
                 s._b.erase_event(ns, e)
-            if doomed:
-                s._b.delete_records(ns, list(doomed))
-            removed = ev_ids + list(doomed)
+            if doomed_ids:
+                s._b.delete_records(ns, doomed_ids)
+            removed = ev_ids + doomed_ids
             log(s, ns, "purge", removed, actor, now)
-        _forget(s, ns, list(doomed))
+        _forget(s, ns, doomed_ids)
         return removed
 
 

@@ -583,11 +583,19 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
                 row_in_ranges(r, ranges) for r in self._b.retractions_of(ns, [memory_id])
             )
 
-    def explain(self, memory_id: str, *, at: str | None, namespace: str = "default") -> Explanation:
+    def explain(
+        self,
+        memory_id: str,
+        *,
+        at: str | None,
+        namespace: str = "default",
+        now: float | None = None,
+    ) -> Explanation:
         """Why ``memory_id`` is visible or hidden at ``at``: each source's state, and
         which retraction hides it. ``visible`` is the gate's answer, like
         `visible`; when expiry, validity or the archive hides the record from
-        reads now, ``hidden_by_time`` and the reason say so.
+        reads at ``now`` (default: the store's clock), ``hidden_by_time`` and
+        the reason say so.
 
         >>> store = Store()
         >>> _ = store.add_events([{"id": "e1"}, {"id": "e2", "parent": "e1"},
@@ -597,6 +605,7 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         hidden at 'e2b': source 'e2' is not on the path to 'e2b'
         """
         ns = check_namespace(namespace)
+        t_now, _ = check_read_times(now, None)
         with self._b.reading():
             row = self._b.get_records(ns, [check_id(memory_id, "memory id")]).get(memory_id)
             if row is None:
@@ -647,9 +656,10 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
                     )
             names = ", ".join(repr(s.event_id) for s in sources)
             reason = f"visible at {where}: every source ({names}) is on the path"
-            note = time_note(self, ns, row.memory)
+            note = time_note(self, ns, row.memory, t_now)
             if note is not None:
-                reason += f"; but reads now leave it out: {note}"
+                when = "now" if t_now is None else f"at now={t_now}"
+                reason += f"; but reads {when} leave it out: {note}"
             return Explanation(memory_id, at, True, reason, sources, hidden_by_time=note)
 
     def path(self, at: str | None, namespace: str = "default") -> list[Event]:
