@@ -202,6 +202,24 @@ def test_explain_says_when_time_hides_what_the_gate_shows(
         store.explain("bj", at="e1", now="later")  # type: ignore[arg-type]
 
 
+def test_times_beyond_the_calendar_do_not_break_reads(clocked: Clocked) -> None:
+    store = clocked()
+    store.add_event("e1")
+    store.add_memory("not yet", sources=["e1"], valid_from=1e12, id="later")
+    store.add_memory("long gone", sources=["e1"], valid_to=-1e12, id="gone")
+    store.add_memory("far expiry", sources=["e1"], expires_at=1e15, id="far")
+    store.add_memory("plain", sources=["e1"], id="plain")
+    assert ids(store, "e1") == ["far", "plain"]
+    assert ids(store, ["e1"], now=2e15) == ["later", "plain"]
+    assert "1e+12" in (store.explain("later", at="e1").hidden_by_time or "")
+    assert "-1e+12" in (store.explain("gone", at="e1").hidden_by_time or "")
+    assert "1e+15" in (store.explain("far", at="e1", now=2e15).hidden_by_time or "")
+    store.create_branch("main", at="e1")
+    store.create_branch("side", at="e1")
+    store.remember("x", branch="side")
+    assert store.merge("side", "main").added == 1  # merges read through the same test
+
+
 # ---------------------------------------------------------------- validity
 def test_validity_span(clocked: Clocked) -> None:
     store = clocked()

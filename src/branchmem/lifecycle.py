@@ -122,24 +122,28 @@ def narrow(
 def time_hides(
     m: Memory, life: LifeRow | None, t: float, cutoff: float, include_archived: bool
 ) -> str | None:
-    """Why a read at time ``t`` leaves ``m`` out (archive state as of ``cutoff``),
-    or None if it shows it."""
+    """What makes a read at time ``t`` leave ``m`` out (archive state as of
+    ``cutoff``): ``"valid_from"``, ``"valid_to"``, ``"archived"`` or
+    ``"expires_at"``; None if it shows it."""
     if m.valid_from is not None and t < m.valid_from:
-        return f"it holds only from {_when(m.valid_from)} (valid_from)"
+        return "valid_from"
     if m.valid_to is not None and t >= m.valid_to:
-        return f"it held only until {_when(m.valid_to)} (valid_to)"
+        return "valid_to"
     if include_archived:
         return None
-    restored = life is not None and life.restored_at is not None and life.restored_at <= cutoff
     if life is not None and life.archived_at is not None and life.archived_at <= cutoff:
-        return f"it was archived at {_when(life.archived_at)}; restore() brings it back"
+        return "archived"
+    restored = life is not None and life.restored_at is not None and life.restored_at <= cutoff
     if m.expires_at is not None and m.expires_at <= t and not restored:
-        return f"it expired at {_when(m.expires_at)}; include_archived=True shows it"
+        return "expires_at"
     return None
 
 
 def _when(t: float) -> str:
-    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    try:
+        return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (ValueError, OverflowError, OSError):  # beyond the calendar: say the number
+        return f"{t:g} (seconds since 1970)"
 
 
 def time_note(s: Store, ns: str, m: Memory, now: float | None) -> str | None:
@@ -149,7 +153,17 @@ def time_note(s: Store, ns: str, m: Memory, now: float | None) -> str | None:
         if not s._b.has_lifecycle(ns):
             return None
         life = s._b.get_life(ns, [m.id]).get(m.id)
-    return time_hides(m, life, s._clock() if now is None else now, float("inf"), False)
+    why = time_hides(m, life, s._clock() if now is None else now, float("inf"), False)
+    if why == "valid_from":
+        return f"it holds only from {_when(m.valid_from or 0.0)} (valid_from)"
+    if why == "valid_to":
+        return f"it held only until {_when(m.valid_to or 0.0)} (valid_to)"
+    if why == "archived":
+        assert life is not None and life.archived_at is not None
+        return f"it was archived at {_when(life.archived_at)}; restore() brings it back"
+    if why == "expires_at":
+        return f"it expired at {_when(m.expires_at or 0.0)}; include_archived=True shows it"
+    return None
 
 
 def anchor_as_of(s: Store, ns: str, at: str, as_of: float) -> str | None:

@@ -141,15 +141,15 @@ def read_chain(
     with s._b.reading():
         views = _views(s, ns, anchors, as_of)
         groups, _ = read_views(s, ns, [r for _, r in views], kind, as_of)
-    if not tag:
-        return groups[0] if len(groups) == 1 else [m for g in groups for m in g]
-    out: list[Memory] = []
-    for (name, _), g in zip(views, groups, strict=True):
-        if s._b.shares_rows:
-            out += s._via_copies.tag(g, name, ns)
-        else:
-            out += tag_fresh(g, name)
-    return out
+        if not tag:
+            return groups[0] if len(groups) == 1 else [m for g in groups for m in g]
+        out: list[Memory] = []
+        for (name, _), g in zip(views, groups, strict=True):
+            if s._b.shares_rows:  # under the read lock: a purge clears the copies after
+                out += s._via_copies.tag(g, name, ns)
+            else:
+                out += tag_fresh(g, name)
+        return out
 
 
 def read_views(
