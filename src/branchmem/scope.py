@@ -184,23 +184,34 @@ def read_views(
                 waiting = still
             # Each fresh row's ``pos`` is in this view and in no earlier one. The
             # inlined checks are a single-anchor read's; this loop is the whole cost.
+            earlier = len(retractions)
+            hidden: set[str] = set()
             for row in rows:
                 m = row.memory
+                extra = row.extra
                 if m.target is not None:
-                    retractions.append(row)
-                    if not want_retractions:
-                        continue
+                    retractions.append(row)  # later views may see it too
+                    if extra and not all(ranges.get(a, -1) >= b for a, b in extra):
+                        if want_retractions:
+                            waiting.append(row)
+                    else:
+                        hidden.add(m.target)
+                        if want_retractions:
+                            live.append(m)
                 elif want_retractions or (
                     m.kind != kind if kind is not None else m.kind == CONFLICT
                 ):
                     continue
-                if row.extra and not all(ranges.get(a, -1) >= b for a, b in row.extra):
+                elif extra and not all(ranges.get(a, -1) >= b for a, b in extra):
                     waiting.append(row)
                 else:
                     live.append(m)
-            hidden: set[str] = set()
-            if not want_retractions and retractions:
-                hidden = {r.memory.target or "" for r in retractions if row_in_ranges(r, ranges)}
+            if want_retractions:
+                hidden = set()  # retractions are listed, not applied
+            else:
+                hidden.update(
+                    r.memory.target or "" for r in retractions[:earlier] if row_in_ranges(r, ranges)
+                )
                 if hidden:
                     live, gone = _split(live, hidden)
                     waiting += s._b.get_records(ns, gone).values()
