@@ -160,66 +160,66 @@ def read_views(
     as_of: float | None = None,
 ) -> tuple[list[list[Memory]], list[set[str]]]:
     """For each view (ancestor ranges), the records it is the first to show,
-    oldest first; and the ids that retractions visible in it hide there."""
+    oldest first; and the ids that retractions visible in it hide there.
+    The caller holds the backend's read (or write) transaction."""
     want_retractions = kind == RETRACTION
     groups: list[list[Memory]] = []
     hidden_in: list[set[str]] = []
-    with s._b.reading():
-        covered: dict[int, int] = {}  # the union of the views read so far
-        retractions: list[RecordRow] = []  # every retraction fetched so far
-        waiting: list[RecordRow] = []  # fetched, not yet visible from any view
-        for ranges in views:
-            fresh = {g: u for g, u in ranges.items() if u > covered.get(g, -1)}
-            rows = s._b.records_in_ranges(ns, fresh, covered) if fresh else ()
-            if as_of is not None:
-                rows = (r for r in rows if r.memory.created_at <= as_of)
-            live: list[Memory] = []
-            if waiting:  # fetched for an earlier view: visible from this one?
-                still = []
-                for row in waiting:
-                    if row_in_ranges(row, ranges):
-                        live.append(row.memory)
-                    else:
-                        still.append(row)
-                waiting = still
-            # Each fresh row's ``pos`` is in this view and in no earlier one. The
-            # inlined checks are a single-anchor read's; this loop is the whole cost.
-            earlier = len(retractions)
-            hidden: set[str] = set()
-            for row in rows:
-                m = row.memory
-                extra = row.extra
-                if m.target is not None:
-                    retractions.append(row)  # later views may see it too
-                    if extra and not all(ranges.get(a, -1) >= b for a, b in extra):
-                        if want_retractions:
-                            waiting.append(row)
-                    else:
-                        hidden.add(m.target)
-                        if want_retractions:
-                            live.append(m)
-                elif want_retractions or (
-                    m.kind != kind if kind is not None else m.kind == CONFLICT
-                ):
-                    continue
-                elif extra and not all(ranges.get(a, -1) >= b for a, b in extra):
-                    waiting.append(row)
+    covered: dict[int, int] = {}  # the union of the views read so far
+    retractions: list[RecordRow] = []  # every retraction fetched so far
+    waiting: list[RecordRow] = []  # fetched, not yet visible from any view
+    last = len(views) - 1
+    for i, ranges in enumerate(views):
+        fresh = {g: u for g, u in ranges.items() if u > covered.get(g, -1)} if i else ranges
+        rows = s._b.records_in_ranges(ns, fresh, covered) if fresh else ()
+        if as_of is not None:
+            rows = (r for r in rows if r.memory.created_at <= as_of)
+        live: list[Memory] = []
+        if waiting:  # fetched for an earlier view: visible from this one?
+            still = []
+            for row in waiting:
+                if row_in_ranges(row, ranges):
+                    live.append(row.memory)
                 else:
-                    live.append(m)
-            if want_retractions:
-                hidden = set()  # retractions are listed, not applied
+                    still.append(row)
+            waiting = still
+        # Each fresh row's ``pos`` is in this view and in no earlier one. The
+        # inlined checks are a single-anchor read's; this loop is the whole cost.
+        earlier = len(retractions)
+        hidden: set[str] = set()
+        for row in rows:
+            m = row.memory
+            extra = row.extra
+            if m.target is not None:
+                retractions.append(row)  # later views may see it too
+                if extra and not all(ranges.get(a, -1) >= b for a, b in extra):
+                    if want_retractions:
+                        waiting.append(row)
+                else:
+                    hidden.add(m.target)
+                    if want_retractions:
+                        live.append(m)
+            elif want_retractions or (m.kind != kind if kind is not None else m.kind == CONFLICT):
+                continue
+            elif extra and not all(ranges.get(a, -1) >= b for a, b in extra):
+                waiting.append(row)
             else:
+                live.append(m)
+        if want_retractions:
+            hidden = set()  # retractions are listed, not applied
+        else:
+            if earlier:
                 hidden.update(
                     r.memory.target or "" for r in retractions[:earlier] if row_in_ranges(r, ranges)
                 )
-                if hidden:
-                    live, gone = _split(live, hidden)
-                    waiting += s._b.get_records(ns, gone).values()
-            live.sort(key=_SEQ)
-            groups.append(live)
-            hidden_in.append(hidden)
-            for g, u in fresh.items():
-                covered[g] = u
+            if hidden:
+                live, gone = _split(live, hidden)
+                waiting += s._b.get_records(ns, gone).values()
+        live.sort(key=_SEQ)
+        groups.append(live)
+        hidden_in.append(hidden)
+        if i < last:
+            covered.update(fresh)
     return groups, hidden_in
 
 

@@ -34,7 +34,7 @@ from .lineage import Ingest, ancestor_ranges, in_ranges, index_position, row_in_
 from .merge import MergeOps
 from .model import RETRACTION, Event, Explanation, Memory, SourceStatus
 from .purge import PurgeOps
-from .scope import ViaCopies, check_anchors, read_chain
+from .scope import ViaCopies, check_anchors, read_chain, read_views
 from .validate import (
     check_id,
     check_importance,
@@ -556,7 +556,10 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         return out
 
     def _gate_read(self, ns: str, at: str, kind: str | None) -> list[Memory]:
-        return read_chain(self, ns, [at], kind, tag=False)
+        """One anchor's records (a chain of one, without ``via``)."""
+        with self._b.reading():
+            ranges = self._ranges(ns, at)
+            return [] if ranges is None else read_views(self, ns, [ranges], kind)[0][0]
 
     def visible(self, memory_id: str, *, at: str | None, namespace: str = "default") -> bool:
         """Is ``memory_id`` visible at ``at``? ``at=None`` is always False.
