@@ -10,6 +10,7 @@ from hypothesis import given, settings
 
 from branchmem import (
     Branch,
+    ConflictingEvent,
     Event,
     Memory,
     NameClash,
@@ -257,3 +258,24 @@ def test_store_is_a_context_manager(make_store: Callable[[], Store]) -> None:
     with make_store() as s:
         s.add_event("e1")
         assert s.path("e1")[0].id == "e1"
+
+
+def test_large_batches_with_a_stored_id_in_the_middle(store: Store) -> None:
+    """Batches longer than one multi-row statement: a re-added identical event is
+    a no-op, a clashing one refuses the whole batch, and nothing is half-written."""
+    store.add_events([{"id": f"e{i}", "parent": f"e{i - 1}" if i else None} for i in range(300)])
+    batch = [{"id": f"e{i}", "parent": f"e{i - 1}"} for i in range(250, 600)]  # e250..e299 again
+    got = store.add_events(batch)
+    assert [e.id for e in got] == [f"e{i}" for i in range(250, 600)]
+    assert [e.id for e in store.path("e599")] == [f"e{i}" for i in range(600)]
+    clash = [{"id": f"f{i}", "parent": "e599"} for i in range(200)]
+    clash[150] = {"id": "e10", "parent": "e599"}  # e10 exists with another parent
+    with pytest.raises(ConflictingEvent):
+        store.add_events(clash)
+    with pytest.raises(UnknownEvent):
+        store.get_event("f0")
+    mems = store.add_memories(
+        [{"content": f"fact {i}", "sources": [f"e{i}"], "key": f"k{i}"} for i in range(600)]
+    )
+    assert [m.id for m in store.memories(at="e599")] == [m.id for m in mems]
+    assert [m.content for m in store.memories(at="e99")] == [f"fact {i}" for i in range(100)]
