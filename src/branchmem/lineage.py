@@ -126,7 +126,7 @@ class Ingest:
     # lookups through the overlay ------------------------------------------
     def prefetch(self, ids: Iterable[str]) -> None:
         rows = self.rows
-        want = [i for i in ids if i not in rows]
+        want = list(dict.fromkeys(i for i in ids if i not in rows))
         if not want:
             return
         found = self.b.get_events(self.ns, want)
@@ -149,7 +149,7 @@ class Ingest:
         still fetched (backends answer that from an emptiness check).
         """
         rows = self.rows
-        fresh = [i for i in ids if i not in rows]
+        fresh = [i for i in ids if i not in rows] if rows else ids
         rows.update(dict.fromkeys(fresh))
         got = self.b.waiting_children(self.ns, fresh)
         for parent, children in got.items():

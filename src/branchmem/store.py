@@ -7,7 +7,6 @@ Switching branches only moves the anchor; nothing is tagged or rewritten.
 
 from __future__ import annotations
 
-import itertools
 import os
 import time
 import uuid
@@ -44,7 +43,7 @@ from .validate import (
     check_namespace,
     check_sources,
     check_text,
-    event_from,
+    events_from,
     memory_from,
 )
 
@@ -190,7 +189,7 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
     def _add_events(
         self, events: list[Event | Mapping[str, Any]], now: float, actor: str | None
     ) -> list[Event]:
-        checked = list(map(event_from, events, itertools.repeat(now)))
+        checked = events_from(events, now)
         namespaces = {e.namespace for e in checked}
         with self._b.transaction():
             if len(namespaces) == 1:
@@ -217,7 +216,7 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         ids = [e.id for e in events]
         if optimistic:
             ingest.assume_new(ids)
-            ingest.prefetch(dict.fromkeys(p for e in events for p in e.parents))
+            ingest.prefetch(p for e in events for p in e.parents)
         else:
             ingest.prefetch(dict.fromkeys(ids + [p for e in events for p in e.parents]))
         names = {n for n, _ in self._b.list_branches(ns)}

@@ -129,6 +129,62 @@ _ROLES = frozenset(ROLES)
 _new = object.__new__
 
 
+def events_from(items: list[Any], now: float) -> list[Event]:
+    """`event_from` for each item: the commonest shape (a dict with a valid id, at
+    most one parent, a known role, text content, the default namespace and no
+    meta) is checked in this loop; anything else goes through `event_from`."""
+    keys_ok = _EVENT_KEYS.issuperset
+    roles, max_len, new, slow = _ROLES, MAX_ID_LEN, _new, event_from
+    out: list[Event] = []
+    append = out.append
+    for item in items:
+        if type(item) is not dict or not keys_ok(item):
+            append(slow(item, now))
+            continue
+        get = item.get
+        eid = get("id")
+        parent = item["parents"] if "parents" in item else get("parent")
+        role = get("role", "user")
+        content = get("content", "")
+        if (
+            type(eid) is not str
+            or not 0 < len(eid) <= max_len
+            or not eid.isprintable()
+            or eid.isspace()
+            or type(role) is not str
+            or role not in roles
+            or type(content) is not str
+            or get("namespace", "default") != "default"
+            or get("meta") is not None
+        ):
+            append(slow(item, now))
+            continue
+        if parent is None:
+            parents: tuple[str, ...] = ()
+        elif (
+            type(parent) is str
+            and 0 < len(parent) <= max_len
+            and parent.isprintable()
+            and not parent.isspace()
+        ):
+            parents = (parent,)
+        else:
+            append(slow(item, now))
+            continue
+        ev: Event = new(Event)
+        ev.__dict__.update(
+            id=eid,
+            parents=parents,
+            role=role,
+            content=content,
+            namespace="default",
+            meta=None,
+            created_at=now,
+        )
+        append(ev)
+    return out
+
+
 def event_from(item: Any, now: float) -> Event:
     """A checked `Event` from an `Event` or a dict of `Store.add_event`'s arguments."""
     if type(item) is dict and item.keys() <= _EVENT_KEYS:
