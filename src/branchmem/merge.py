@@ -11,7 +11,6 @@ closed on that branch and stays open wherever that event is not an ancestor.
 
 from __future__ import annotations
 
-from operator import attrgetter
 from typing import TYPE_CHECKING, cast
 
 from .branch_types import CONFLICT, STRATEGIES, Conflict, MergeResult
@@ -35,8 +34,6 @@ from .validate import check_id, check_name, check_namespace, event_from
 
 if TYPE_CHECKING:
     from .store import Store
-
-_SEQ = attrgetter("seq")
 
 
 def _collisions(

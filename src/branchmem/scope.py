@@ -76,7 +76,7 @@ class ViaCopies:
         self._last.clear()
         self._size = 0
 
-    def tag(self, items: list[Memory], via: str, ns: str = "") -> list[Memory]:
+    def tag(self, items: list[Memory], via: str, ns: str) -> list[Memory]:
         """Copies of ``items`` with ``via`` set (read in namespace ``ns``)."""
         last = self._last.get((ns, via))
         if last is None:

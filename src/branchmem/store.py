@@ -35,6 +35,7 @@ from .model import RETRACTION, Event, Explanation, Memory, SourceStatus
 from .purge import PurgeOps
 from .scope import ViaCopies, check_anchors, read_chain, read_views
 from .validate import (
+    TIME_FIELDS,
     check_id,
     check_importance,
     check_key,
@@ -417,12 +418,12 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
                 meta=check_meta(fields.get("meta", old.meta)),
                 created_at=self._clock(),
             )
-            times = {k: fields.get(k, getattr(old, k)) for k in _TIMES}
+            times = {k: fields.get(k, getattr(old, k)) for k in TIME_FIELDS}
             if any(v is not None for v in times.values()):
                 checked = memory_from(
                     {"content": "", "sources": ["x"], "id": "x", **times}, 0.0, _new_id
                 )
-                mem.__dict__.update({k: getattr(checked, k) for k in _TIMES})
+                mem.__dict__.update({k: getattr(checked, k) for k in TIME_FIELDS})
             r, new = self._insert_records(ns, [retraction, mem])
             log(self, ns, "supersede", [new.id, r.id, memory_id], actor, new.created_at)
             return new
@@ -741,8 +742,6 @@ def _new_id() -> str:
     return "m_" + uuid.uuid4().hex
 
 
-_SEQ = attrgetter("seq")
-_TIMES = ("expires_at", "valid_from", "valid_to")
 _POS = attrgetter("pos")
 
 

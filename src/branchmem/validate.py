@@ -265,7 +265,7 @@ def memory_from(item: Any, now: float, new_id: Callable[[], str]) -> Memory:
     times = (get("expires_at"), get("valid_from"), get("valid_to"))
     if times == (None, None, None):
         return mem
-    expires, vfrom, vto = (check_time(t, n) for t, n in zip(times, _TIMES, strict=True))
+    expires, vfrom, vto = (check_time(t, n) for t, n in zip(times, TIME_FIELDS, strict=True))
     if vfrom is not None and vto is not None and vfrom > vto:
         raise InvalidInput(
             f"valid_from ({vfrom}) is after valid_to ({vto}); the fact must hold for "
@@ -275,7 +275,7 @@ def memory_from(item: Any, now: float, new_id: Callable[[], str]) -> Memory:
     return mem
 
 
-_TIMES = ("expires_at", "valid_from", "valid_to")
+TIME_FIELDS = ("expires_at", "valid_from", "valid_to")
 
 
 def check_time(value: Any, what: str) -> float | None:

@@ -112,14 +112,13 @@ def _marks(n: int) -> str:
     return ",".join("?" * n)
 
 
-def _insert_rows(db: sqlite3.Connection, head: str, ncols: int, rows: Iterable[Any]) -> None:
+def _insert_rows(db: sqlite3.Connection, head: str, ncols: int, rows: list[Any]) -> None:
     """``head`` (``INSERT INTO t (cols)``) for every row, many rows per statement.
 
     A multi-row ``VALUES`` list costs SQLite about a fifth less than one
     statement per row on a batch import. Statements stay within 999
     parameters, the limit of the oldest SQLite versions.
     """
-    rows = rows if isinstance(rows, list) else list(rows)
     k = max(1, 999 // ncols)
     one = f"({_marks(ncols)})"
     full = len(rows) - len(rows) % k

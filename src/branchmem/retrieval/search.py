@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
 from ..model import KINDS, Memory
+from ..scope import check_anchors
 from .cache import cache_for, cosines, unit_vector
 from .embed import Embedder, default_embedder, get_embedder
 from .fusion import Scored, Weights, fuse
@@ -196,19 +197,10 @@ def _gated(
 
 
 def _anchors(at: Any) -> list[str]:
+    """``at`` as a list of anchors: None is none, a string is one (`check_anchors`)."""
     if at is None:
         return []
-    items = [at] if isinstance(at, str) else at
-    if not isinstance(items, (list, tuple)):
-        raise InvalidInput(
-            f"`at` must be an anchor (event id or branch name) or a list of them, got {at!r}"
-        )
-    for a in items:
-        if not isinstance(a, str) or not a:
-            raise InvalidInput(
-                f"each anchor in `at` must be a non-empty event id or branch name, got {a!r}"
-            )
-    return list(dict.fromkeys(items))
+    return check_anchors([at] if isinstance(at, str) else at)
 
 
 def _kinds(kind: Any) -> list[str] | None:
