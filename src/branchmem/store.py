@@ -49,6 +49,7 @@ from .validate import (
 )
 
 if TYPE_CHECKING:
+    from .importers.model import ImportReport
     from .retrieval.hit import Hit
 
 
@@ -736,6 +737,27 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         from .retrieval.search import search
 
         return search(self, query, at=at, k=k, namespace=namespace, **options)
+
+    # ----------------------------------------------------------------- imports
+    def import_export(
+        self,
+        path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+        *,
+        format: str = "auto",
+        namespace: str = "default",
+        progress: Callable[[int, int], None] | None = None,
+    ) -> ImportReport:
+        """Import a chat export (ChatGPT, Claude, Open WebUI, LibreChat, SillyTavern):
+        each conversation's messages become events (abandoned branches too) in one
+        transaction, and branch ``conv/<id>`` points at its current leaf.
+        Re-importing adds only what is new; see `branchmem.importers`.
+
+        ``format`` is ``"auto"`` or a name from `branchmem.importers.FORMATS`;
+        ``progress`` is called with (bytes read, total bytes).
+        """
+        from .importers import import_export
+
+        return import_export(self, path, format=format, namespace=namespace, progress=progress)
 
 
 def _new_id() -> str:

@@ -1,0 +1,83 @@
+"""``branchmem import``: a thin shell over `Store.import_export`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from .importers import FORMATS
+from .store import Store
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "import",
+        help="import a chat export (ChatGPT, Claude, Open WebUI, LibreChat, SillyTavern)",
+        description="Every message becomes an event (abandoned branches too) and branch "
+        "conv/<id> points at each conversation's current message. Importing again "
+        "adds only what is new.",
+    )
+    p.add_argument("file", nargs="+", help="export file, or a folder of SillyTavern chats")
+    p.add_argument("--db", required=True, help="SQLite store file (created if missing)")
+    p.add_argument(
+        "--format",
+        choices=("auto", *FORMATS),
+        default="auto",
+        help="the export's format (default: detected)",
+    )
+    p.add_argument("--namespace", default="default", help="namespace (default: %(default)s)")
+    p.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    p.set_defaults(func=_import)
+
+
+def _import(args: argparse.Namespace) -> int:
+    bar = _Bar() if sys.stderr.isatty() and not args.json else None
+    with Store(args.db) as store:
+        report = store.import_export(
+            args.file if len(args.file) > 1 else args.file[0],
+            format=args.format,
+            namespace=args.namespace,
+            progress=bar,
+        )
+    if bar is not None:
+        bar.close()
+    if args.json:
+        print(json.dumps(report.to_dict(), ensure_ascii=False))
+        return 0
+    conflicts = sum(len(c.conflicts) for c in report.conversations)
+    print(
+        f"{report.format or 'empty'}: {len(report.conversations)} conversations, "
+        f"{report.added} events added, {conflicts} conflicts, {len(report.skipped)} skipped"
+    )
+    for c in report.conversations:
+        for conflict in c.conflicts:
+            print(
+                f"  conflict: {c.branch}: event {conflict.id!r} is stored with another "
+                f"{', '.join(conflict.fields)}; kept the stored one"
+            )
+    for s in report.skipped:
+        print(f"  skipped {s.id or '(no id)'}: {s.reason}")
+    return 0
+
+
+class _Bar:
+    """A progress bar on stderr, redrawn at most ten times a second."""
+
+    def __init__(self) -> None:
+        self._last = 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - self._last < 0.1 and done < total:
+            return
+        self._last = now
+        frac = done / total if total else 1.0
+        fill = int(frac * 30)
+        sys.stderr.write(f"\rimporting [{'#' * fill}{'.' * (30 - fill)}] {frac:6.1%}")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        sys.stderr.write("\n")

@@ -1,0 +1,31 @@
+"""Importers for chat exports whose history is a tree: ChatGPT, Claude, Open WebUI,
+LibreChat and SillyTavern.
+
+`read_export` yields each conversation as events (the export's own message ids,
+parents first) with its current leaf; `import_export` (also `Store.import_export`)
+adds them to a store and points branch ``conv/<id>`` at the current leaf.
+
+>>> from branchmem import Store
+>>> from branchmem.importers import read_export  # doctest: +SKIP
+>>> store = Store()
+>>> report = store.import_export("conversations.json")  # doctest: +SKIP
+"""
+
+from .load import import_conversation, import_export
+from .model import Conflict, Conversation, Imported, ImportReport, Skipped, branch_name
+from .reader import FORMATS, Export, UnknownFormat, read_export
+
+__all__ = [
+    "FORMATS",
+    "Conflict",
+    "Conversation",
+    "Export",
+    "ImportReport",
+    "Imported",
+    "Skipped",
+    "UnknownFormat",
+    "branch_name",
+    "import_conversation",
+    "import_export",
+    "read_export",
+]

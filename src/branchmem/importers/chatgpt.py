@@ -1,0 +1,118 @@
+"""ChatGPT ``conversations.json``: ``[{mapping: {id: {message, parent, children}},
+current_node, conversation_id, title}]``.
+
+Node ids become event ids. A node with ``message: null`` (the root, or
+``client-created-root``) is structural: skipped, its children hang from the
+nearest message above. Content that is not plain text (images, code,
+execution output, browsing, ``thoughts``, ``user_editable_context``) becomes
+its text or a short placeholder.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .model import Conversation
+from .tree import Broken, Node, as_text, build, compact, role_of, text_id
+
+NAME = "chatgpt"
+
+
+def looks_like(item: Any) -> bool:
+    return isinstance(item, dict) and isinstance(item.get("mapping"), dict)
+
+
+def convert(item: Any, position: int) -> Conversation:
+    if not isinstance(item, dict):
+        raise Broken(f"a conversation is a JSON object, got {type(item).__name__}")
+    mapping = item.get("mapping")
+    if not isinstance(mapping, dict) or not mapping:
+        raise Broken("it has no 'mapping' of messages")
+    notes = []
+    raw_id = item.get("conversation_id") or item.get("id")
+    if raw_id is None:
+        raw_id = f"chatgpt-{position}"
+        notes.append(f"the conversation has no id; {raw_id!r} (its position in the file) is used")
+    conv_id = text_id(raw_id, "conversation id")
+    nodes = []
+    children: dict[str, list[Any]] = {}
+    for key, node in mapping.items():
+        nid = text_id(key, "node id")
+        if not isinstance(node, dict):
+            raise Broken(f"node {nid!r} is not a JSON object")
+        parent = node.get("parent")
+        kids = node.get("children")
+        if isinstance(kids, list):
+            children[nid] = kids
+        nodes.append(_node(nid, None if parent is None else text_id(parent, "parent id"), node))
+    current = item.get("current_node")
+    return build(
+        conv_id,
+        item.get("title"),
+        NAME,
+        nodes,
+        None if current is None else text_id(current, "current_node"),
+        children=children,
+        notes=notes,
+    )
+
+
+def _node(nid: str, parent: str | None, node: dict[str, Any]) -> Node:
+    msg = node.get("message")
+    if not isinstance(msg, dict):
+        return Node(nid, parent, None)
+    author = msg.get("author") if isinstance(msg.get("author"), dict) else {}
+    metadata = msg.get("metadata") if isinstance(msg.get("metadata"), dict) else {}
+    content = msg.get("content") if isinstance(msg.get("content"), dict) else {}
+    attachments = metadata.get("attachments")
+    meta = compact(
+        {
+            "source": NAME,
+            "created_at": msg.get("create_time"),
+            "model": metadata.get("model_slug"),
+            "attachments": [a.get("name") for a in attachments if isinstance(a, dict)]
+            if isinstance(attachments, list)
+            else None,
+            "author_role": author.get("role"),
+            "author_name": author.get("name"),
+            "content_type": content.get("content_type"),
+            "recipient": msg.get("recipient") if msg.get("recipient") != "all" else None,
+            "hidden": True if metadata.get("is_visually_hidden_from_conversation") else None,
+        }
+    )
+    return Node(nid, parent, role_of(author.get("role")), text_of(content), meta)
+
+
+def text_of(content: dict[str, Any]) -> str:
+    """The text of a ChatGPT message's ``content``, or a short placeholder."""
+    ct = content.get("content_type")
+    parts = content.get("parts")
+    if isinstance(parts, list):
+        return "\n".join(t for t in (_part(p) for p in parts) if t)
+    if ct == "thoughts" and isinstance(content.get("thoughts"), list):
+        return "\n".join(
+            "\n".join(as_text(t.get(k)) for k in ("summary", "content") if t.get(k))
+            for t in content["thoughts"]
+            if isinstance(t, dict)
+        )
+    if ct == "user_editable_context":
+        return "\n".join(
+            as_text(content[k]) for k in ("user_profile", "user_instructions") if content.get(k)
+        )
+    if ct == "tether_quote":
+        return "\n".join(as_text(content[k]) for k in ("title", "text") if content.get(k))
+    for key in ("text", "result", "content", "model_set_context", "summary"):
+        if isinstance(content.get(key), str):
+            return str(content[key])
+    return f"[{ct or 'content'}]"
+
+
+def _part(part: Any) -> str:
+    if isinstance(part, str):
+        return part
+    if isinstance(part, dict):
+        if isinstance(part.get("text"), str):
+            return str(part["text"])
+        kind = str(part.get("content_type") or "attachment")
+        return "[image]" if "image" in kind else f"[{kind}]"
+    return as_text(part)

@@ -1,0 +1,104 @@
+"""Claude: the web JSON of one conversation (``chat_messages[].parent_message_uuid``,
+``current_leaf_message_uuid``), or the bulk export (an array of conversations
+whose messages may carry no parent link: then they form a chain in file order).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .model import Conversation
+from .tree import Broken, Node, as_text, build, compact, role_of, text_id
+
+NAME = "claude"
+ROOT = "00000000-0000-4000-8000-000000000000"
+
+
+def looks_like(item: Any) -> bool:
+    return isinstance(item, dict) and isinstance(item.get("chat_messages"), list)
+
+
+def convert(item: Any, position: int) -> Conversation:
+    if not isinstance(item, dict):
+        raise Broken(f"a conversation is a JSON object, got {type(item).__name__}")
+    msgs = item.get("chat_messages")
+    if not isinstance(msgs, list):
+        raise Broken("it has no 'chat_messages' list")
+    notes = []
+    raw_id = item.get("uuid")
+    if raw_id is None:
+        raw_id = f"claude-{position}"
+        notes.append(f"the conversation has no uuid; {raw_id!r} (its position) is used")
+    conv_id = text_id(raw_id, "conversation uuid")
+    linked = any(isinstance(m, dict) and "parent_message_uuid" in m for m in msgs)
+    if not linked and msgs:
+        notes.append("the export has no parent links: messages are imported as one chain")
+    nodes = []
+    prev: str | None = None
+    for i, m in enumerate(msgs):
+        if not isinstance(m, dict):
+            raise Broken(f"message {i} is not a JSON object")
+        mid = text_id(m.get("uuid"), f"uuid of message {i}")
+        if linked:
+            p = m.get("parent_message_uuid")
+            parent = None if p in (None, ROOT) else text_id(p, f"parent of {mid!r}")
+        else:
+            parent = prev
+        nodes.append(Node(mid, parent, role_of(m.get("sender")), _text(m), _meta(m)))
+        prev = mid
+    current = item.get("current_leaf_message_uuid")
+    return build(
+        conv_id,
+        item.get("name"),
+        NAME,
+        nodes,
+        text_id(current, "current_leaf_message_uuid") if current is not None else prev,
+        notes=notes,
+    )
+
+
+def _text(m: dict[str, Any]) -> str:
+    content = m.get("content")
+    if isinstance(content, list) and content:
+        out = []
+        for c in content:
+            if not isinstance(c, dict):
+                out.append(as_text(c))
+            elif c.get("type") == "text":
+                out.append(as_text(c.get("text")))
+            elif c.get("type") == "thinking":
+                out.append(as_text(c.get("thinking")))
+            elif c.get("type") == "tool_use":
+                out.append(f"[tool_use {c.get('name', '')}] {as_text(c.get('input'))}".strip())
+            elif c.get("type") == "tool_result":
+                out.append(f"[tool_result] {_result(c.get('content'))}".strip())
+            else:
+                out.append(f"[{c.get('type', 'content')}]")
+        return "\n".join(t for t in out if t)
+    return as_text(m.get("text"))
+
+
+def _result(value: Any) -> str:
+    if isinstance(value, list):
+        return "\n".join(
+            as_text(v.get("text")) if isinstance(v, dict) else as_text(v) for v in value
+        )
+    return as_text(value)
+
+
+def _names(files: Any) -> list[Any] | None:
+    if not isinstance(files, list):
+        return None
+    return [f.get("file_name") for f in files if isinstance(f, dict)]
+
+
+def _meta(m: dict[str, Any]) -> dict[str, Any] | None:
+    return compact(
+        {
+            "source": NAME,
+            "created_at": m.get("created_at"),
+            "sender": m.get("sender"),
+            "attachments": _names(m.get("attachments")),
+            "files": _names(m.get("files")),
+        }
+    )

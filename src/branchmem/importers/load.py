@@ -1,0 +1,107 @@
+"""Import an export into a `Store`, one conversation (one transaction) at a time,
+through the store's public API only."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..errors import BranchmemError, ConflictingEvent, UnknownBranch, UnknownEvent
+from ..model import Event
+from .model import Conflict, Conversation, Imported, ImportReport, Skipped, branch_name
+from .reader import PathLike, read_export
+
+if TYPE_CHECKING:
+    from ..store import Store
+
+
+def import_export(
+    store: Store,
+    path: PathLike | Sequence[PathLike],
+    *,
+    format: str = "auto",
+    namespace: str = "default",
+    progress: Callable[[int, int], None] | None = None,
+) -> ImportReport:
+    """Import every conversation of an export; see `Store.import_export`."""
+    export = read_export(path, format)
+    export.progress = progress
+    done = []
+    skipped: list[Skipped] = []
+    for conv in export:
+        try:
+            done.append(import_conversation(store, conv, namespace=namespace))
+        except BranchmemError as exc:  # e.g. a branch name already naming an event
+            skipped.append(Skipped(conv.id, str(exc)))
+    return ImportReport(export.format, tuple(done), tuple(export.skipped) + tuple(skipped))
+
+
+def import_conversation(
+    store: Store, conv: Conversation, *, namespace: str = "default"
+) -> Imported:
+    """Add one conversation's new events in one transaction and point ``conv/<id>``
+    at its current leaf. Events already stored unchanged are left alone; an event
+    stored with other content is reported as a conflict and not overwritten."""
+    branch = branch_name(conv.id)
+    events = conv.events
+    fresh = _fresh(store, conv, branch, namespace)
+    while True:
+        stored = {} if fresh else _stored(store, events, namespace)
+        new = [_row(e, namespace) for e in events if e.id not in stored]
+        try:
+            if new:
+                store.add_events(new)
+            break
+        except ConflictingEvent:
+            if not fresh:
+                raise
+            fresh = False  # ids stored by other writes: look every one up
+    conflicts = tuple(
+        Conflict(e.id, fields)
+        for e in events
+        if e.id in stored and (fields := _differs(stored[e.id], e))
+    )
+    store.set_branch(branch, conv.current, namespace=namespace)
+    return Imported(
+        conv.id, conv.title, branch, len(events), len(new), conv.current, conflicts, conv.notes
+    )
+
+
+def _fresh(store: Store, conv: Conversation, branch: str, ns: str) -> bool:
+    """True when nothing of this conversation can be stored yet: no branch, no root.
+
+    Every import adds a conversation's root with the rest, so without them a
+    lookup of every id is skipped (the common case of a first import).
+    """
+    try:
+        store.branch_head(branch, namespace=ns)
+        return False
+    except UnknownBranch:
+        pass
+    roots = [e.id for e in conv.events if not e.parents]
+    return not _stored(store, [e for e in conv.events if e.id in roots], ns)
+
+
+def _stored(store: Store, events: Sequence[Event], ns: str) -> dict[str, Event]:
+    out = {}
+    for e in events:
+        with contextlib.suppress(UnknownEvent):
+            out[e.id] = store.get_event(e.id, namespace=ns)
+    return out
+
+
+def _differs(old: Event, new: Event) -> tuple[str, ...]:
+    fields = ("parents", "role", "content", "meta")
+    return tuple(f for f in fields if getattr(old, f) != getattr(new, f))
+
+
+def _row(e: Event, ns: str) -> dict[str, Any]:
+    return {
+        "id": e.id,
+        "parent": e.parent,
+        "role": e.role,
+        "content": e.content,
+        "namespace": ns,
+        "meta": e.meta,
+    }
