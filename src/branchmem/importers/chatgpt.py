@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from .model import Conversation
-from .tree import Broken, Node, as_text, build, compact, role_of, text_id
+from .tree import Broken, Node, as_text, build, compact, obj, role_of, text_id
 
 NAME = "chatgpt"
 
@@ -61,9 +61,7 @@ def _node(nid: str, parent: str | None, node: dict[str, Any]) -> Node:
     msg = node.get("message")
     if not isinstance(msg, dict):
         return Node(nid, parent, None)
-    author = msg.get("author") if isinstance(msg.get("author"), dict) else {}
-    metadata = msg.get("metadata") if isinstance(msg.get("metadata"), dict) else {}
-    content = msg.get("content") if isinstance(msg.get("content"), dict) else {}
+    author, metadata, content = obj(msg, "author"), obj(msg, "metadata"), obj(msg, "content")
     attachments = metadata.get("attachments")
     meta = compact(
         {

@@ -18,6 +18,8 @@ CHUNK = 1 << 20
 """Bytes read per step."""
 
 _WS = " \t\n\r"
+_NUMBER = "-0123456789"
+_AFTER_NUMBER = ",]" + _WS
 _decode = json.JSONDecoder().raw_decode
 
 
@@ -90,6 +92,11 @@ class ArrayReader:
         )
 
     def _value(self) -> Any:
+        # A number is the one value whose prefix parses too ("1" of "12", "0" of "0.5"):
+        # have its end in the buffer before decoding it.
+        if self._buf[self._pos] in _NUMBER:
+            while not any(c in self._buf[self._pos :] for c in _AFTER_NUMBER) and self._more():
+                pass
         while True:
             try:
                 value, end = _decode(self._buf, self._pos)
@@ -98,10 +105,6 @@ class ArrayReader:
                 # (at least as much again, so a huge element is not re-parsed often).
                 if not self._more(len(self._buf) - self._pos):
                     raise self._fail(exc.msg) from None
-                continue
-            # A number could go on in the next chunk (an object or a string could not,
-            # but reading on is cheap and always right).
-            if end == len(self._buf) and not self._eof and self._more():
                 continue
             self._pos = end
             return value

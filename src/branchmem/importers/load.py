@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import BranchmemError, ConflictingEvent, UnknownBranch, UnknownEvent
+from ..errors import BranchmemError, ConflictingEvent, InvalidInput, UnknownBranch, UnknownEvent
 from ..model import Event
 from .model import Conflict, Conversation, Imported, ImportReport, Skipped, branch_name
 from .reader import PathLike, read_export
@@ -27,9 +27,21 @@ def import_export(
     """Import every conversation of an export; see `Store.import_export`."""
     export = read_export(path, format)
     export.progress = progress
-    done = []
+    done: list[Imported] = []
     skipped: list[Skipped] = []
-    for conv in export:
+    convs = iter(export)
+    while True:
+        try:
+            conv = next(convs)
+        except StopIteration:
+            break
+        except InvalidInput as exc:  # a file cut off or malformed part way through
+            if not done:
+                raise
+            raise InvalidInput(
+                f"{exc}. The {len(done)} conversations before that point were imported; "
+                "importing the complete file again adds the rest (what is stored is skipped)"
+            ) from None
         try:
             done.append(import_conversation(store, conv, namespace=namespace))
         except BranchmemError as exc:  # e.g. a branch name already naming an event

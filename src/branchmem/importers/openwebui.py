@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from .model import Conversation
-from .tree import Broken, Node, as_text, build, compact, role_of, text_id
+from .tree import Broken, Node, as_text, build, compact, obj, role_of, text_id
 
 NAME = "openwebui"
 
@@ -16,7 +16,7 @@ NAME = "openwebui"
 def _chat(item: Any) -> dict[str, Any] | None:
     if not isinstance(item, dict):
         return None
-    chat = item.get("chat") if isinstance(item.get("chat"), dict) else item
+    chat = obj(item, "chat") or item
     return chat if isinstance(chat.get("history"), dict) else None
 
 

@@ -101,7 +101,7 @@ def build(
     events = tuple(
         Event(
             n.id,
-            parents=() if (p := kept_parent[n.id]) is None else (p,),
+            parents=() if (up := kept_parent[n.id]) is None else (up,),
             role=n.role or "assistant",
             content=n.content,
             meta=n.meta,
@@ -178,6 +178,12 @@ def _current(
             f"conversation; the last leaf {leaves[-1]!r} was used"
         )
     return leaves[-1]
+
+
+def obj(data: dict[str, Any], key: str) -> dict[str, Any]:
+    """``data[key]`` if it is a JSON object, else an empty dict."""
+    value = data.get(key)
+    return value if isinstance(value, dict) else {}
 
 
 def compact(meta: dict[str, Any]) -> dict[str, Any] | None:

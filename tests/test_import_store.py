@@ -1,0 +1,154 @@
+"""Importing into a store: idempotent, incremental, conflicts reported, errors clear."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from branchmem import InvalidInput, Store
+from branchmem.cli import main
+from branchmem.importers import UnknownFormat
+from chatgpt_shape import conversation
+from import_expect import DATA
+
+V1 = {"r": None, "u1": "r", "a1": "u1", "u2": "a1", "a2": "u2", "u2b": "a1", "a2b": "u2b"}
+
+
+def write(tmp_path: Path, name: str, data: Any) -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def snapshot(store: Store, ns: str = "default") -> tuple[Any, ...]:
+    return (
+        [(b.name, b.head) for b in store.branches(namespace=ns, count=False)],
+        [(e.op, e.ids) for e in store.audit(namespace=ns)],
+    )
+
+
+def test_reimport_adds_nothing(store: Store, tmp_path: Path) -> None:
+    path = write(tmp_path, "c.json", [conversation("c1", V1, "a2b", structural=["r"])])
+    first = store.import_export(path)
+    again = store.import_export(path)
+    assert (first.conversations[0].added, again.conversations[0].added) == (6, 0)
+    assert again.conversations[0].conflicts == ()
+    assert [m.to_head for m in store.history("conv/c1")] == ["a2b"]
+
+
+def test_newer_export_adds_only_new_messages_and_moves_the_branch(
+    store: Store, tmp_path: Path
+) -> None:
+    store.import_export(write(tmp_path, "v1.json", [conversation("c1", V1, "a2b")]))
+    v2 = {**V1, "u3": "a2", "a3": "u3"}  # the user went back to the first branch
+    report = store.import_export(write(tmp_path, "v2.json", [conversation("c1", v2, "a3")]))
+    line = report.conversations[0]
+    assert (line.events, line.added, line.current) == (9, 2, "a3")
+    assert [e.id for e in store.path("conv/c1")] == ["r", "u1", "a1", "u2", "a2", "u3", "a3"]
+    assert [(m.from_head, m.to_head) for m in store.history("conv/c1")][-1] == ("a2b", "a3")
+
+
+def test_changed_content_is_a_conflict_never_an_overwrite(store: Store, tmp_path: Path) -> None:
+    store.import_export(write(tmp_path, "v1.json", [conversation("c1", V1, "a2b")]))
+    v2 = {**V1, "u3": "a2b"}
+    texts = {"a1": "rewritten"}
+    export = [conversation("c1", v2, "u3", texts=texts)]
+    report = store.import_export(write(tmp_path, "v2.json", export))
+    line = report.conversations[0]
+    assert [(c.id, c.fields) for c in line.conflicts] == [("a1", ("content",))]
+    assert line.added == 1
+    assert store.get_event("a1").content == "text a1"
+    assert store.branch_head("conv/c1") == "u3"
+
+
+def test_unknown_format_is_one_clear_error_and_leaves_the_store_alone(
+    store: Store, tmp_path: Path
+) -> None:
+    store.import_export(DATA / "openwebui.json")
+    before = snapshot(store)
+    for data in ([{"hello": 1}], {"not": "an export"}, "text"):
+        path = write(tmp_path, "x.json", data)
+        with pytest.raises(UnknownFormat) as err:
+            store.import_export(path)
+        for name in ("chatgpt", "claude", "openwebui", "librechat", "sillytavern"):
+            assert name in str(err.value)
+    with pytest.raises(InvalidInput, match="one of"):
+        store.import_export(DATA / "chatgpt.json", format="whatsapp")
+    with pytest.raises(InvalidInput, match="not a file"):
+        store.import_export(tmp_path / "missing.json")
+    bad = tmp_path / "cut.json"
+    bad.write_text('[{"mapping": {}}, {"mapping": ', encoding="utf-8")
+    with pytest.raises(InvalidInput, match="not valid JSON"):
+        store.import_export(bad)
+    assert snapshot(store) == before
+
+
+def test_a_file_cut_off_keeps_what_came_before_and_says_so(store: Store, tmp_path: Path) -> None:
+    whole = json.dumps([conversation("c1", V1, "a2b"), conversation("c2", {"x": None}, "x")])
+    cut = tmp_path / "cut.json"
+    cut.write_text(whole[: whole.index('"c2"')], encoding="utf-8")
+    with pytest.raises(InvalidInput, match="1 conversations before that point were imported"):
+        store.import_export(cut)
+    assert store.branch_head("conv/c1") == "a2b"
+    again = store.import_export(write(tmp_path, "whole.json", json.loads(whole)))
+    assert [c.added for c in again.conversations] == [0, 1]
+
+
+def test_a_forced_format_that_does_not_fit_skips_each_conversation(store: Store) -> None:
+    report = store.import_export(DATA / "claude_bulk.json", format="chatgpt")
+    assert report.conversations == ()
+    assert all("mapping" in s.reason for s in report.skipped)
+
+
+def test_a_child_before_its_parent_and_keys_in_any_order(store: Store, tmp_path: Path) -> None:
+    order = ["a2b", "u2b", "a2", "u2", "a1", "u1", "r"]
+    path = write(tmp_path, "c.json", [conversation("c1", V1, "a2", order=order)])
+    store.import_export(path)
+    assert [e.id for e in store.path("conv/c1")] == ["r", "u1", "a1", "u2", "a2"]
+
+
+def test_current_node_that_is_not_in_the_mapping_falls_back_with_a_note(
+    store: Store, tmp_path: Path
+) -> None:
+    report = store.import_export(
+        write(tmp_path, "c.json", [conversation("c1", V1, "a2b") | {"current_node": "gone"}])
+    )
+    line = report.conversations[0]
+    assert line.current == "a2b" and "gone" in line.notes[0]
+
+
+def test_empty_array(store: Store, tmp_path: Path) -> None:
+    report = store.import_export(write(tmp_path, "c.json", []))
+    assert report.to_dict() == {"format": None, "conversations": [], "skipped": []}
+
+
+def test_cli_json_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = str(tmp_path / "mem.db")
+    code = main(
+        ["import", str(DATA / "chatgpt.json"), "--db", db, "--namespace", "alice", "--json"]
+    )
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"format", "conversations", "skipped"}
+    assert out["format"] == "chatgpt"
+    for c in out["conversations"]:
+        assert {"id", "title", "branch", "events", "added", "current"} <= set(c)
+        assert c["branch"] == f"conv/{c['id']}"
+    for s in out["skipped"]:
+        assert set(s) == {"id", "reason"}
+    with Store(db) as store:
+        line = out["conversations"][0]
+        assert store.branch_head(line["branch"], namespace="alice") == line["current"]
+
+
+def test_cli_summary_and_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = str(tmp_path / "mem.db")
+    assert main(["import", str(DATA / "openwebui.json"), "--db", db]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("openwebui: 1 conversations, 4 events added, 0 conflicts, 1 skipped")
+    path = write(tmp_path, "x.json", {"what": 1})
+    assert main(["import", str(path), "--db", db]) == 1
+    assert "formats tried" in capsys.readouterr().err
