@@ -152,3 +152,25 @@ def test_cli_summary_and_error(tmp_path: Path, capsys: pytest.CaptureFixture[str
     path = write(tmp_path, "x.json", {"what": 1})
     assert main(["import", str(path), "--db", db]) == 1
     assert "formats tried" in capsys.readouterr().err
+
+
+def test_a_branch_name_taken_by_an_event_skips_the_conversation_unwritten(
+    store: Store, tmp_path: Path
+) -> None:
+    store.add_event("conv/c1")
+    export = [conversation("c1", V1, "a2b"), conversation("c2", {"x": None}, "x")]
+    report = store.import_export(write(tmp_path, "c.json", export))
+    assert [c.id for c in report.conversations] == ["c2"]
+    assert report.skipped[0].id == "c1" and "already names an event" in report.skipped[0].reason
+    with pytest.raises(KeyError):
+        store.get_event("u1")
+
+
+def test_progress_reaches_the_file_size(store: Store) -> None:
+    seen: list[tuple[int, int]] = []
+    store.import_export(
+        DATA / "chatgpt.json", progress=lambda done, total: seen.append((done, total))
+    )
+    size = (DATA / "chatgpt.json").stat().st_size
+    assert seen[-1] == (size, size)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)

@@ -7,8 +7,16 @@ import contextlib
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import BranchmemError, ConflictingEvent, InvalidInput, UnknownBranch, UnknownEvent
+from ..errors import (
+    BranchmemError,
+    ConflictingEvent,
+    InvalidInput,
+    NameClash,
+    UnknownBranch,
+    UnknownEvent,
+)
 from ..model import Event
+from ..validate import check_name
 from .model import Conflict, Conversation, Imported, ImportReport, Skipped, branch_name
 from .reader import PathLike, read_export
 
@@ -55,7 +63,10 @@ def import_conversation(
     """Add one conversation's new events in one transaction and point ``conv/<id>``
     at its current leaf. Events already stored unchanged are left alone; an event
     stored with other content is reported as a conflict and not overwritten."""
-    branch = branch_name(conv.id)
+    branch = check_name(branch_name(conv.id))
+    with contextlib.suppress(UnknownEvent):  # set_branch would refuse it after the write
+        store.get_event(branch, namespace=namespace)
+        raise NameClash(branch, namespace, "an event")
     events = conv.events
     fresh = _fresh(store, conv, branch, namespace)
     while True:
