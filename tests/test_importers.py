@@ -62,7 +62,7 @@ def test_chatgpt(store: Store) -> None:
     assert "mapping" in skipped["6630a1b2-0000-4000-8000-000000000004"]
     assert "cycle" in skipped["6630a1b2-0000-4000-8000-000000000005"]
     nameless = next(r for r in report.conversations if r.title == "no id")
-    assert nameless.id == "chatgpt-5" and "no id" in nameless.notes[0]
+    assert nameless.id == "chatgpt-5" and "no conversation_id" in nameless.notes[0]
     assert store.branch_head("conv/chatgpt-5") == "noid-1"
 
 

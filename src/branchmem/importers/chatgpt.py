@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from .model import Conversation
-from .tree import Broken, Node, as_text, build, compact, obj, role_of, text_id
+from .tree import Broken, Node, as_text, build, compact, conversation_id, obj, role_of, text_id
 
 NAME = "chatgpt"
 
@@ -28,12 +28,9 @@ def convert(item: Any, position: int) -> Conversation:
     mapping = item.get("mapping")
     if not isinstance(mapping, dict) or not mapping:
         raise Broken("it has no 'mapping' of messages")
-    notes = []
+    notes: list[str] = []
     raw_id = item.get("conversation_id") or item.get("id")
-    if raw_id is None:
-        raw_id = f"chatgpt-{position}"
-        notes.append(f"the conversation has no id; {raw_id!r} (its position in the file) is used")
-    conv_id = text_id(raw_id, "conversation id")
+    conv_id = conversation_id(raw_id, NAME, position, "conversation_id", notes)
     nodes = []
     children: dict[str, list[Any]] = {}
     for key, node in mapping.items():

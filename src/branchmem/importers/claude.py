@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from .model import Conversation
-from .tree import Broken, Node, as_text, build, compact, role_of, text_id
+from .tree import Broken, Node, as_text, build, compact, conversation_id, role_of, text_id
 
 NAME = "claude"
 ROOT = "00000000-0000-4000-8000-000000000000"
@@ -24,12 +24,8 @@ def convert(item: Any, position: int) -> Conversation:
     msgs = item.get("chat_messages")
     if not isinstance(msgs, list):
         raise Broken("it has no 'chat_messages' list")
-    notes = []
-    raw_id = item.get("uuid")
-    if raw_id is None:
-        raw_id = f"claude-{position}"
-        notes.append(f"the conversation has no uuid; {raw_id!r} (its position) is used")
-    conv_id = text_id(raw_id, "conversation uuid")
+    notes: list[str] = []
+    conv_id = conversation_id(item.get("uuid"), NAME, position, "uuid", notes)
     linked = any(isinstance(m, dict) and "parent_message_uuid" in m for m in msgs)
     if not linked and msgs:
         notes.append("the export has no parent links: messages are imported as one chain")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .model import Conversation
-from .tree import Broken, Node, as_text, build, compact, text_id
+from .tree import Broken, Node, as_text, build, compact, conversation_id, text_id
 
 NAME = "librechat"
 ROOT = "00000000-0000-0000-0000-000000000000"
@@ -29,12 +29,8 @@ def looks_like(item: Any) -> bool:
 def convert(item: Any, position: int) -> Conversation:
     if not isinstance(item, dict) or not isinstance(item.get("messages"), list):
         raise Broken("it has no 'messages' list")
-    notes = []
-    raw_id = item.get("conversationId")
-    if raw_id is None:
-        raw_id = f"librechat-{position}"
-        notes.append(f"the conversation has no conversationId; {raw_id!r} is used")
-    conv_id = text_id(raw_id, "conversationId")
+    notes: list[str] = []
+    conv_id = conversation_id(item.get("conversationId"), NAME, position, "conversationId", notes)
     flat: list[tuple[dict[str, Any], str | None]] = []
     stack: list[tuple[Any, str | None]] = [(m, None) for m in reversed(item["messages"])]
     while stack:  # nested exports: a message's children follow it

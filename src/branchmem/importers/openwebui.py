@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from .model import Conversation
-from .tree import Broken, Node, as_text, build, compact, obj, role_of, text_id
+from .tree import Broken, Node, as_text, build, compact, conversation_id, obj, role_of, text_id
 
 NAME = "openwebui"
 
@@ -31,12 +31,8 @@ def convert(item: Any, position: int) -> Conversation:
         raise Broken("it has no 'chat.history.messages'")
     assert isinstance(item, dict)
     history = chat["history"]
-    notes = []
-    raw_id = item.get("id") or chat.get("id")
-    if raw_id is None:
-        raw_id = f"openwebui-{position}"
-        notes.append(f"the chat has no id; {raw_id!r} (its position) is used")
-    conv_id = text_id(raw_id, "chat id")
+    notes: list[str] = []
+    conv_id = conversation_id(item.get("id") or chat.get("id"), NAME, position, "id", notes)
     nodes = []
     children: dict[str, list[Any]] = {}
     for key, m in history["messages"].items():

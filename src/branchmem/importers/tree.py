@@ -58,6 +58,14 @@ def text_id(value: Any, what: str) -> str:
         raise Broken(str(exc)) from None
 
 
+def conversation_id(raw: Any, fmt: str, position: int, what: str, notes: list[str]) -> str:
+    """The export's conversation id, or ``<format>-<position>`` (noted) when it has none."""
+    if raw is None or raw == "":
+        raw = f"{fmt}-{position}"
+        notes.append(f"the conversation has no {what}; {raw!r} (its position in the file) is used")
+    return text_id(raw, what)
+
+
 def build(
     conv_id: str,
     title: Any,
