@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -174,3 +175,15 @@ def test_progress_reaches_the_file_size(store: Store) -> None:
     size = (DATA / "chatgpt.json").stat().st_size
     assert seen[-1] == (size, size)
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_cli_progress_bar_on_a_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from branchmem import cli_import
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    monkeypatch.setattr(cli_import, "BAR_MIN", 0)
+    assert main(["import", str(DATA / "chatgpt.json"), "--db", str(tmp_path / "m.db")]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("\rimporting [") and "100.0%" in err and err.endswith("\n")

@@ -63,13 +63,21 @@ def _import(args: argparse.Namespace) -> int:
     return 0
 
 
+BAR_MIN = 1 << 20
+"""Files smaller than this (bytes) get no progress bar."""
+
+
 class _Bar:
     """A progress bar on stderr, redrawn at most ten times a second."""
 
     def __init__(self) -> None:
         self._last = 0.0
+        self._shown = False
 
     def __call__(self, done: int, total: int) -> None:
+        if total < BAR_MIN:
+            return
+        self._shown = True
         now = time.monotonic()
         if now - self._last < 0.1 and done < total:
             return
@@ -80,4 +88,5 @@ class _Bar:
         sys.stderr.flush()
 
     def close(self) -> None:
-        sys.stderr.write("\n")
+        if self._shown:
+            sys.stderr.write("\n")
