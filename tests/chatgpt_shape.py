@@ -35,9 +35,10 @@ def conversation(
     for n, p in parents.items():
         if p is not None:
             children[p].append(n)
+    roles = {n: "user" if i % 2 == 0 else "assistant" for i, n in enumerate(parents)}
     mapping = {}
-    for i, n in enumerate(order if order is not None else list(parents)):
-        role = "user" if i % 2 == 0 else "assistant"
+    for n in order if order is not None else list(parents):
+        role = roles[n]
         mapping[n] = {
             "id": n,
             "message": None if n in structural else message(n, role, texts.get(n, f"text {n}")),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,18 +39,23 @@ def naive_kept_parent(parents: dict[str, str | None], node: str, structural: set
     return p
 
 
-@settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+FIXTURE_OK = settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
+
+
+@FIXTURE_OK
 @given(trees())
-def test_random_chatgpt_trees_import_exactly(tmp_path: Path, tree: Any) -> None:
+def test_random_chatgpt_trees_import_exactly(
+    make_store: Callable[[], Store], tmp_path: Path, tree: Any
+) -> None:
     parents, current, structural, order = tree
     kept = [n for n in parents if n not in structural]
     path = tmp_path / "c.json"
     path.write_text(
         json.dumps([conversation("c", parents, current, structural=structural, order=order)])
     )
-    store = Store()
+    store = make_store()
     report = store.import_export(path)
     if not kept:
         assert report.conversations == () and "no message" in report.skipped[0].reason
@@ -71,6 +77,31 @@ def test_random_chatgpt_trees_import_exactly(tmp_path: Path, tree: Any) -> None:
         assert report.conversations[0].notes
     assert report.conversations[0].added == len(kept)
     assert store.import_export(path).conversations[0].added == 0
+
+
+@FIXTURE_OK
+@given(trees(), st.data())
+def test_an_older_export_then_the_newer_equals_the_newer_alone(
+    make_store: Callable[[], Store], tmp_path: Path, tree: Any, data: st.DataObject
+) -> None:
+    """An export is a growing tree: importing an older one first changes nothing in the end."""
+    parents, current, _, order = tree
+    ids = list(parents)  # generation order: parents come first
+    cut = data.draw(st.integers(1, len(ids)))
+    old_parents = {n: parents[n] for n in ids[:cut]}
+    old_current = data.draw(st.sampled_from(ids[:cut]))
+    old = conversation("c", old_parents, old_current, order=[n for n in order if n in old_parents])
+    new = conversation("c", parents, current, order=order)
+    (tmp_path / "old.json").write_text(json.dumps([old]))
+    (tmp_path / "new.json").write_text(json.dumps([new]))
+    both, alone = make_store(), make_store()
+    first = both.import_export(tmp_path / "old.json").conversations[0].added
+    then = both.import_export(tmp_path / "new.json").conversations[0]
+    assert (first, then.added, then.conflicts) == (cut, len(ids) - cut, ())
+    alone.import_export(tmp_path / "new.json")
+    assert both.path("conv/c") == alone.path("conv/c")
+    for n in ids:
+        assert both.get_event(n) == alone.get_event(n)
 
 
 json_values = st.recursive(
