@@ -52,6 +52,9 @@ def test_chatgpt(store: Store) -> None:
     # non-text content: a placeholder or its text, never a crash
     assert store.get_event("u1b").content == "[image]\n我下个月搬去杭州。"
     assert store.get_event("u1b").meta["attachments"] == ["apartment.png"]
+    raw_u1b = raw[0]["mapping"]["u1b"]["message"]["content"]
+    assert store.get_event("u1b").meta["content"] == raw_u1b  # kept whole, to write back
+    assert "content" not in store.get_event("a2b").meta  # plain text: the text is enough
     assert "moving to Hangzhou" in store.get_event("a2a").content
     assert store.get_event("t-ctx").content == "I am a data analyst.\nAnswer briefly."
     assert store.get_event("t-code").content == "print(2+2)"
@@ -89,6 +92,9 @@ def test_claude_web_json(store: Store) -> None:
     assert store.get_event("m1").meta["attachments"] == ["menu.txt"]
     assert store.get_event("m3").content.endswith("Noted: no peanuts.")
     assert "[tool_use web_search]" in store.get_event("m4a").content
+    m4a = next(m for m in raw["chat_messages"] if m["uuid"] == "m4a")
+    assert store.get_event("m4a").meta["content"] == m4a["content"]
+    assert "content" not in store.get_event("m4b").meta
 
 
 def test_claude_bulk_is_a_chain(store: Store) -> None:
@@ -146,6 +152,8 @@ def test_librechat_content_parts(store: Store) -> None:
     assert "User now says Hangzhou." in text and "[tool_call weather]" in text
     assert text.endswith("Hangzhou has West Lake.")
     assert store.get_event("l1").meta["attachments"] == ["lease.pdf"]
+    raw = next(m for m in load("librechat_flat.json")["messages"] if m["messageId"] == "l3a")
+    assert store.get_event("l3a").meta["content"] == raw["content"]
 
 
 def test_sillytavern_swipes_and_branch_file(store: Store) -> None:

@@ -71,6 +71,8 @@ def _node(nid: str, parent: str | None, node: dict[str, Any]) -> Node:
             "author_role": author.get("role"),
             "author_name": author.get("name"),
             "content_type": content.get("content_type"),
+            # what the text stands for, kept whole so the message can be written back
+            "content": content if content.get("content_type") != "text" else None,
             "recipient": msg.get("recipient") if msg.get("recipient") != "all" else None,
             "hidden": True if metadata.get("is_visually_hidden_from_conversation") else None,
         }

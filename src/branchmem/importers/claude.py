@@ -96,5 +96,13 @@ def _meta(m: dict[str, Any]) -> dict[str, Any] | None:
             "sender": m.get("sender"),
             "attachments": _names(m.get("attachments")),
             "files": _names(m.get("files")),
+            "content": content if _has_parts(content := m.get("content")) else None,
         }
+    )
+
+
+def _has_parts(content: Any) -> bool:
+    """Content that ``text`` does not hold alone (tool use, thinking, images)."""
+    return isinstance(content, list) and any(
+        not isinstance(c, dict) or c.get("type") != "text" for c in content
     )

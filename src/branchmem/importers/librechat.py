@@ -100,6 +100,7 @@ def _meta(m: dict[str, Any]) -> dict[str, Any] | None:
             "model": m.get("model"),
             "sender": m.get("sender"),
             "endpoint": m.get("endpoint"),
+            "content": m.get("content") if isinstance(m.get("content"), list) else None,
             "attachments": [
                 f.get("filename") or f.get("name") for f in files if isinstance(f, dict)
             ]
