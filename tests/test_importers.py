@@ -245,3 +245,14 @@ def test_readme_import_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         store.branch_head("conv/6630a1b2-0000-4000-8000-000000000001", namespace="alice") == "a2b"
     )
     store.close()
+
+
+def test_docstring_examples_run() -> None:
+    import doctest
+
+    import branchmem.importers.jsonstream
+    import branchmem.importers.reader
+
+    for mod in (branchmem.importers.jsonstream, branchmem.importers.reader):
+        result = doctest.testmod(mod)
+        assert result.attempted > 0 and result.failed == 0, (mod.__name__, result)

@@ -5,10 +5,11 @@ LibreChat and SillyTavern.
 parents first) with its current leaf; `import_export` (also `Store.import_export`)
 adds them to a store and points branch ``conv/<id>`` at the current leaf.
 
->>> from branchmem import Store
->>> from branchmem.importers import read_export  # doctest: +SKIP
->>> store = Store()
->>> report = store.import_export("conversations.json")  # doctest: +SKIP
+::
+
+    report = Store("mem.db").import_export("conversations.json", namespace="alice")
+    for line in report.conversations:
+        print(line.branch, line.events, line.added, line.current)
 """
 
 from .load import import_conversation, import_export

@@ -102,8 +102,7 @@ def _fresh(store: Store, conv: Conversation, branch: str, ns: str) -> bool:
         return False
     except UnknownBranch:
         pass
-    roots = [e.id for e in conv.events if not e.parents]
-    return not _stored(store, [e for e in conv.events if e.id in roots], ns)
+    return not _stored(store, [e for e in conv.events if not e.parents], ns)
 
 
 def _stored(store: Store, events: Sequence[Event], ns: str) -> dict[str, Event]:

@@ -44,13 +44,12 @@ def read_export(path: PathLike | Sequence[PathLike], format: str = "auto") -> Ex
     `UnknownFormat` at once; a broken conversation is skipped and listed in
     the result's ``skipped`` as iteration reaches it.
 
-    >>> import json, tempfile, os
-    >>> d = tempfile.mkdtemp(); p = os.path.join(d, "conversations.json")
-    >>> json.dump([{"conversation_id": "c1", "title": "hi", "current_node": "m1",
-    ...   "mapping": {"m1": {"message": {"author": {"role": "user"},
-    ...   "content": {"content_type": "text", "parts": ["你好"]}}, "parent": None}}}],
-    ...   open(p, "w"))
-    >>> [(c.id, c.current, len(c.events)) for c in read_export(p)]
+    >>> import json, pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "conversations.json"
+    >>> _ = path.write_text(json.dumps([{"conversation_id": "c1", "current_node": "m1",
+    ...     "mapping": {"m1": {"parent": None, "message": {"author": {"role": "user"},
+    ...     "content": {"content_type": "text", "parts": ["你好"]}}}}}]))
+    >>> [(c.id, c.current, len(c.events)) for c in read_export(path)]
     [('c1', 'm1', 1)]
     """
     return Export(path, format)
