@@ -13,7 +13,18 @@ from __future__ import annotations
 from typing import Any
 
 from .model import Conversation
-from .tree import Broken, Node, as_text, build, compact, conversation_id, obj, role_of, text_id
+from .tree import (
+    Broken,
+    Node,
+    as_text,
+    build,
+    compact,
+    conversation_id,
+    join_parts,
+    obj,
+    role_of,
+    text_id,
+)
 
 NAME = "chatgpt"
 
@@ -85,7 +96,7 @@ def text_of(content: dict[str, Any]) -> str:
     ct = content.get("content_type")
     parts = content.get("parts")
     if isinstance(parts, list):
-        return "\n".join(t for t in (_part(p) for p in parts) if t)
+        return join_parts(parts, _part)
     if ct == "thoughts" and isinstance(content.get("thoughts"), list):
         return "\n".join(
             "\n".join(as_text(t.get(k)) for k in ("summary", "content") if t.get(k))
@@ -104,12 +115,8 @@ def text_of(content: dict[str, Any]) -> str:
     return f"[{ct or 'content'}]"
 
 
-def _part(part: Any) -> str:
-    if isinstance(part, str):
-        return part
-    if isinstance(part, dict):
-        if isinstance(part.get("text"), str):
-            return str(part["text"])
-        kind = str(part.get("content_type") or "attachment")
-        return "[image]" if "image" in kind else f"[{kind}]"
-    return as_text(part)
+def _part(part: dict[str, Any]) -> str:
+    if isinstance(part.get("text"), str):
+        return str(part["text"])
+    kind = str(part.get("content_type") or "attachment")
+    return "[image]" if "image" in kind else f"[{kind}]"

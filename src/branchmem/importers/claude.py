@@ -8,7 +8,17 @@ from __future__ import annotations
 from typing import Any
 
 from .model import Conversation
-from .tree import Broken, Node, as_text, build, compact, conversation_id, role_of, text_id
+from .tree import (
+    Broken,
+    Node,
+    as_text,
+    build,
+    compact,
+    conversation_id,
+    join_parts,
+    role_of,
+    text_id,
+)
 
 NAME = "claude"
 ROOT = "00000000-0000-4000-8000-000000000000"
@@ -54,24 +64,18 @@ def convert(item: Any, position: int) -> Conversation:
 
 
 def _text(m: dict[str, Any]) -> str:
-    content = m.get("content")
-    if isinstance(content, list) and content:
-        out = []
-        for c in content:
-            if not isinstance(c, dict):
-                out.append(as_text(c))
-            elif c.get("type") == "text":
-                out.append(as_text(c.get("text")))
-            elif c.get("type") == "thinking":
-                out.append(as_text(c.get("thinking")))
-            elif c.get("type") == "tool_use":
-                out.append(f"[tool_use {c.get('name', '')}] {as_text(c.get('input'))}".strip())
-            elif c.get("type") == "tool_result":
-                out.append(f"[tool_result] {_result(c.get('content'))}".strip())
-            else:
-                out.append(f"[{c.get('type', 'content')}]")
-        return "\n".join(t for t in out if t)
-    return as_text(m.get("text"))
+    return join_parts(m.get("content"), _part) or as_text(m.get("text"))
+
+
+def _part(c: dict[str, Any]) -> str:
+    kind = c.get("type")
+    if kind in ("text", "thinking"):
+        return as_text(c.get(kind))
+    if kind == "tool_use":
+        return f"[tool_use {c.get('name', '')}] {as_text(c.get('input'))}".strip()
+    if kind == "tool_result":
+        return f"[tool_result] {_result(c.get('content'))}".strip()
+    return f"[{kind or 'content'}]"
 
 
 def _result(value: Any) -> str:

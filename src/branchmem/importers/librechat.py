@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .model import Conversation
-from .tree import Broken, Node, as_text, build, compact, conversation_id, text_id
+from .tree import Broken, Node, as_text, build, compact, conversation_id, join_parts, text_id
 
 NAME = "librechat"
 ROOT = "00000000-0000-0000-0000-000000000000"
@@ -68,27 +68,19 @@ def _role(m: dict[str, Any]) -> str:
 
 
 def _text(m: dict[str, Any]) -> str:
-    content = m.get("content")
-    if isinstance(content, list) and content:
-        out = []
-        for c in content:
-            if not isinstance(c, dict):
-                out.append(as_text(c))
-                continue
-            kind = c.get("type")
-            value = c.get(kind) if isinstance(kind, str) else None
-            if kind == "text":
-                out.append(as_text(value.get("value") if isinstance(value, dict) else value))
-            elif kind == "think":
-                out.append(as_text(value))
-            elif kind == "tool_call" and isinstance(value, dict):
-                out.append(f"[tool_call {value.get('name', '')}]")
-            else:
-                out.append(f"[{kind or 'content'}]")
-        text = "\n".join(t for t in out if t)
-        if text:
-            return text
-    return as_text(m.get("text"))
+    return join_parts(m.get("content"), _part) or as_text(m.get("text"))
+
+
+def _part(c: dict[str, Any]) -> str:
+    kind = c.get("type")
+    value = c.get(kind) if isinstance(kind, str) else None
+    if kind == "text":
+        return as_text(value.get("value") if isinstance(value, dict) else value)
+    if kind == "think":
+        return as_text(value)
+    if kind == "tool_call" and isinstance(value, dict):
+        return f"[tool_call {value.get('name', '')}]"
+    return f"[{kind or 'content'}]"
 
 
 def _meta(m: dict[str, Any]) -> dict[str, Any] | None:

@@ -8,7 +8,7 @@ first. A problem raises `Broken`, whose reason the import report carries.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -186,6 +186,15 @@ def _current(
             f"conversation; the last leaf {leaves[-1]!r} was used"
         )
     return leaves[-1]
+
+
+def join_parts(content: Any, part: Callable[[dict[str, Any]], str]) -> str:
+    """The text of a list of content parts, one a line: each object through ``part``,
+    anything else as text; ``""`` when ``content`` is not a list."""
+    if not isinstance(content, list):
+        return ""
+    texts = (part(c) if isinstance(c, dict) else as_text(c) for c in content)
+    return "\n".join(t for t in texts if t)
 
 
 def obj(data: dict[str, Any], key: str) -> dict[str, Any]:
