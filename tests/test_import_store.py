@@ -150,6 +150,8 @@ def test_cli_summary_and_error(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert main(["import", str(DATA / "openwebui.json"), "--db", db]) == 0
     out = capsys.readouterr().out
     assert out.startswith("openwebui: 1 conversations, 4 events added, 0 conflicts, 1 skipped")
+    assert main(["import", str(DATA / "librechat_flat.json"), "--db", db]) == 0
+    assert "note: conv/lc-conv-flat: LibreChat records no current" in capsys.readouterr().out
     path = write(tmp_path, "x.json", {"what": 1})
     assert main(["import", str(path), "--db", db]) == 1
     assert "formats tried" in capsys.readouterr().err

@@ -53,6 +53,8 @@ def _import(args: argparse.Namespace) -> int:
         f"{report.added} events added, {conflicts} conflicts, {len(report.skipped)} skipped"
     )
     for c in report.conversations:
+        for note in c.notes:
+            print(f"  note: {c.branch}: {note}")
         for conflict in c.conflicts:
             print(
                 f"  conflict: {c.branch}: event {conflict.id!r} is stored with another "
