@@ -215,6 +215,8 @@ def test_read_export_without_a_store() -> None:
 
 def test_branch_names_replace_what_a_branch_name_may_not_hold() -> None:
     assert branch_name("Seraphina - 2024/05/01") == "conv/Seraphina_-_2024_05_01"
+    long_a, long_b = "a" * 300, "a" * 299 + "b"
+    assert len(branch_name(long_a)) == 200 and branch_name(long_a) != branch_name(long_b)
 
 
 def test_every_fixture_on_every_backend_is_idempotent(
@@ -251,8 +253,10 @@ def test_docstring_examples_run() -> None:
     import doctest
 
     import branchmem.importers.jsonstream
+    import branchmem.importers.model
     import branchmem.importers.reader
 
-    for mod in (branchmem.importers.jsonstream, branchmem.importers.reader):
+    importers = branchmem.importers
+    for mod in (importers.jsonstream, importers.model, importers.reader):
         result = doctest.testmod(mod)
         assert result.attempted > 0 and result.failed == 0, (mod.__name__, result)

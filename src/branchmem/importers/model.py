@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import Event
+from ..validate import MAX_NAME_LEN
 
 
 @dataclass(frozen=True)
@@ -136,8 +138,19 @@ class ImportReport:
 
 
 def branch_name(conversation_id: str) -> str:
-    """``conv/<id>``, with characters a branch name may not hold replaced by ``_``."""
+    """``conv/<id>``, with characters a branch name may not hold replaced by ``_``
+    (and a long id cut, with a hash of the whole, to fit a branch name's 200).
+
+    >>> branch_name("Seraphina - 2024/05/01")
+    'conv/Seraphina_-_2024_05_01'
+    """
     safe = "".join(
         "_" if c.isspace() or not c.isprintable() or c == "/" else c for c in conversation_id
     )
+    if len(safe) > MAX_ID:
+        digest = hashlib.sha256(conversation_id.encode()).hexdigest()[:16]
+        safe = f"{safe[: MAX_ID - 17]}-{digest}"
     return f"conv/{safe}"
+
+
+MAX_ID = MAX_NAME_LEN - len("conv/")
