@@ -55,7 +55,22 @@ _CONTEXT_WINDOW = 16
 
 _ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 _ID_CHECK = "10X98765432"
-_CARD_PREFIXES = (*"62 4 51 52 53 54 55 34 37 35 30 36 38 60 65 81 95".split(),)
+# UnionPay, Visa, Mastercard, Amex, JCB, Diners, Discover, and 95xx domestic debit cards
+_CARD_PREFIXES: tuple[str, ...] = (
+    "62",
+    "4",
+    "51",
+    "52",
+    "53",
+    "54",
+    "55",
+    "34",
+    "37",
+    "35",
+    "30",
+    "36",
+)
+_CARD_PREFIXES += ("38", "60", "65", "81", "95")
 
 
 def digits(s: str) -> str:
