@@ -4,7 +4,8 @@ Each detector finds candidate spans with a regular expression and keeps
 only those that pass its check (the resident ID checksum and birth date,
 the Luhn digit and an issuer prefix of bank cards, a parse of IP addresses).
 A number is never taken out of a longer one: a match may not touch a
-letter or digit, nor a digit across one space or dash. A number introduced
+letter or digit, and a number written in groups (``138 1234 5678``) may not
+continue with another group across a space or dash. A number introduced
 as an order, invoice or tracking number is left alone, and so is a dotted
 quad introduced as a version.
 """
@@ -19,8 +20,10 @@ from dataclasses import dataclass
 
 Span = tuple[int, int]
 
-_LEFT = r"(?<![0-9A-Za-z])(?<![0-9][ -])"
-_RIGHT = r"(?![0-9A-Za-z])(?![ -][0-9])"
+_LEFT = r"(?<![0-9A-Za-z])"
+_RIGHT = r"(?![0-9A-Za-z])"
+_GROUP_BEFORE = re.compile(r"[0-9][ -]$")
+_GROUP_AFTER = re.compile(r"[ -][0-9]")
 
 _PHONE = re.compile(
     _LEFT + r"(?:(?:\(\+86\)|\+86|0086|86)[ -]?)?1[3-9][0-9]([ -]?)[0-9]{4}\1[0-9]{4}" + _RIGHT
@@ -55,22 +58,25 @@ _CONTEXT_WINDOW = 16
 
 _ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 _ID_CHECK = "10X98765432"
-# UnionPay, Visa, Mastercard, Amex, JCB, Diners, Discover, and 95xx domestic debit cards
-_CARD_PREFIXES: tuple[str, ...] = (
-    "62",
-    "4",
-    "51",
-    "52",
-    "53",
-    "54",
-    "55",
-    "34",
-    "37",
-    "35",
-    "30",
-    "36",
+# Issuer prefixes and their card lengths: UnionPay (and 95xx domestic debit cards),
+# Visa, Mastercard, Amex, JCB, Diners, Discover.
+_ANY = tuple(range(16, 20))
+_CARD_LENGTHS: tuple[tuple[str, tuple[int, ...]], ...] = (
+    ("62", _ANY),
+    ("81", _ANY),
+    ("95", _ANY),
+    ("4", (13, 16, 19)),
+    *((p, (16,)) for p in ("51", "52", "53", "54", "55")),
+    ("34", (15,)),
+    ("37", (15,)),
+    ("35", _ANY),
+    *((p, tuple(range(14, 20))) for p in ("30", "36", "38")),
+    ("60", _ANY),
+    ("65", _ANY),
 )
-_CARD_PREFIXES += ("38", "60", "65", "81", "95")
+_PROVINCE_RANGES = ((11, 15), (21, 23), (31, 37), (41, 46), (50, 54), (61, 65), (71, 71))
+_PROVINCE_RANGES += ((81, 83), (91, 91))
+_PROVINCES = frozenset(str(n) for lo, hi in _PROVINCE_RANGES for n in range(lo, hi + 1))
 
 
 def digits(s: str) -> str:
@@ -82,9 +88,22 @@ def _after_context(text: str, start: int, context: re.Pattern[str]) -> bool:
     return context.search(text, max(0, start - _CONTEXT_WINDOW), start) is not None
 
 
+def id_shaped(number: str) -> bool:
+    """18 characters with a province code, a year 18xx-20xx, a month and a day
+    of month (01-31) where a resident ID has them; the calendar is not checked."""
+    return (
+        len(number) == 18
+        and number[:17].isdigit()
+        and number[:2] in _PROVINCES
+        and number[6:8] in ("18", "19", "20")
+        and 1 <= int(number[10:12]) <= 12
+        and 1 <= int(number[12:14]) <= 31
+    )
+
+
 def id_card_valid(number: str) -> bool:
-    """18 characters, a real birth date, and the GB 11643 check character."""
-    if len(number) != 18 or not number[:17].isdigit():
+    """An ID's shape, a real birth date, and the GB 11643 check character."""
+    if not id_shaped(number):
         return False
     try:
         datetime.date(int(number[6:10]), int(number[10:12]), int(number[12:14]))
@@ -105,12 +124,20 @@ def luhn_valid(number: str) -> bool:
 
 
 def bank_card_valid(number: str) -> bool:
-    """13 to 19 digits, a card issuer's prefix, the Luhn check, not one repeated digit."""
+    """An issuer's prefix and length, the Luhn check, not one repeated digit.
+
+    An 18-digit number shaped like a resident ID is judged as an ID only: if
+    its ID check fails it is a mistyped ID, not a card, and is left alone.
+    """
+    if not number.isdigit() or not 13 <= len(number) <= 19 or len(set(number)) == 1:
+        return False
+    lengths = next((n for p, n in _CARD_LENGTHS if number.startswith(p)), None)
+    if lengths is None and 2221 <= int(number[:4]) <= 2720:
+        lengths = (16,)  # Mastercard's 2-series
     return (
-        13 <= len(number) <= 19
-        and number.isdigit()
-        and (number.startswith(_CARD_PREFIXES) or 2221 <= int(number[:4]) <= 2720)
-        and len(set(number)) > 1
+        lengths is not None
+        and len(number) in lengths
+        and not (len(number) == 18 and id_shaped(number))
         and luhn_valid(number)
     )
 
@@ -121,7 +148,12 @@ def _numbers(
     def find(text: str) -> Iterator[Span]:
         for m in pattern.finditer(text):
             s, e = m.span()
-            if valid(digits(m.group())) and not _after_context(text, s, _ORDER_CONTEXT):
+            value = m.group()
+            if (" " in value or "-" in value) and (
+                _GROUP_BEFORE.search(text, max(0, s - 2), s) or _GROUP_AFTER.match(text, e)
+            ):
+                continue  # groups of a longer grouped number
+            if valid(digits(value)) and not _after_context(text, s, _ORDER_CONTEXT):
                 yield s, e
 
     return find
