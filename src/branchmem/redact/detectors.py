@@ -74,7 +74,15 @@ _CARD_LENGTHS: tuple[tuple[str, tuple[int, ...]], ...] = (
     ("60", _ANY),
     ("65", _ANY),
 )
-_PROVINCE_RANGES = ((11, 15), (21, 23), (31, 37), (41, 46), (50, 54), (61, 65), (71, 71))
+_PROVINCE_RANGES: tuple[tuple[int, int], ...] = (
+    (11, 15),
+    (21, 23),
+    (31, 37),
+    (41, 46),
+    (50, 54),
+    (61, 65),
+    (71, 71),
+)
 _PROVINCE_RANGES += ((81, 83), (91, 91))
 _PROVINCES = frozenset(str(n) for lo, hi in _PROVINCE_RANGES for n in range(lo, hi + 1))
 
