@@ -91,20 +91,20 @@ def mobile_digits(rng: random.Random) -> str:
     return rng.choice(MOBILE_PREFIXES) + f"{rng.randint(0, 99_999_999):08d}"
 
 
+def format_phone(d: str, style: int) -> str:
+    """Mobile number ``d`` (11 digits) written in one of six styles."""
+    return [
+        d,
+        f"{d[:3]} {d[3:7]} {d[7:]}",
+        f"{d[:3]}-{d[3:7]}-{d[7:]}",
+        f"+86 {d}",
+        f"+86-{d[:3]}-{d[3:7]}-{d[7:]}",
+        f"+86{d}",
+    ][style]
+
+
 def phone_text(rng: random.Random, number: str | None = None) -> str:
-    d = number or mobile_digits(rng)
-    style = rng.randrange(6)
-    if style == 0:
-        return d
-    if style == 1:
-        return f"{d[:3]} {d[3:7]} {d[7:]}"
-    if style == 2:
-        return f"{d[:3]}-{d[3:7]}-{d[7:]}"
-    if style == 3:
-        return f"+86 {d}"
-    if style == 4:
-        return f"+86-{d[:3]}-{d[3:7]}-{d[7:]}"
-    return f"+86{d}"
+    return format_phone(number or mobile_digits(rng), rng.randrange(6))
 
 
 def card_text(rng: random.Random, number: str) -> str:

@@ -183,3 +183,13 @@ def test_vault_without_the_extra_says_how_to_install_it(monkeypatch: pytest.Monk
     monkeypatch.setitem(sys.modules, "cryptography.hazmat.primitives.ciphers.aead", None)
     with pytest.raises(InvalidInput, match=r"pip install 'branchmem\[redact\]'"):
         Redactor("vault", key=KEY)
+
+
+def test_a_grouped_number_next_to_another_identifier_is_found() -> None:
+    text = "138 1234 5678 11010519491231002X"
+    assert Redactor().redact(text) == "138****5678 [身份证号]"
+
+
+def test_a_replacement_that_frees_a_neighbour_is_redacted_in_one_call() -> None:
+    # The email takes "1a.b@..." first; once it is masked, "fe80::" stands alone.
+    assert Redactor().redact("fe80::1a.b@example.com") == "[IP地址][邮箱]"

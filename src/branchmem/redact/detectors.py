@@ -5,7 +5,7 @@ only those that pass its check (the resident ID checksum and birth date,
 the Luhn digit and an issuer prefix of bank cards, a parse of IP addresses).
 A number is never taken out of a longer one: a match may not touch a
 letter or digit, and a number written in groups (``138 1234 5678``) may not
-continue with another group across a space or dash. A number introduced
+continue with another short group across a space or dash. A number introduced
 as an order, invoice or tracking number is left alone, and so is a dotted
 quad introduced as a version.
 """
@@ -22,8 +22,9 @@ Span = tuple[int, int]
 
 _LEFT = r"(?<![0-9A-Za-z])"
 _RIGHT = r"(?![0-9A-Za-z])"
-_GROUP_BEFORE = re.compile(r"[0-9][ -]$")
-_GROUP_AFTER = re.compile(r"[ -][0-9]")
+# A short group of digits across one space or dash: the rest of a grouped number.
+_GROUP_BEFORE = re.compile(r"(?<![0-9])[0-9]{1,4}[ -]$")
+_GROUP_AFTER = re.compile(r"[ -][0-9]{1,4}(?![0-9])")
 
 _PHONE = re.compile(
     _LEFT + r"(?:(?:\(\+86\)|\+86|0086|86)[ -]?)?1[3-9][0-9]([ -]?)[0-9]{4}\1[0-9]{4}" + _RIGHT
@@ -158,7 +159,7 @@ def _numbers(
             s, e = m.span()
             value = m.group()
             if (" " in value or "-" in value) and (
-                _GROUP_BEFORE.search(text, max(0, s - 2), s) or _GROUP_AFTER.match(text, e)
+                _GROUP_BEFORE.search(text, max(0, s - 6), s) or _GROUP_AFTER.match(text, e)
             ):
                 continue  # groups of a longer grouped number
             if valid(digits(value)) and not _after_context(text, s, _ORDER_CONTEXT):
