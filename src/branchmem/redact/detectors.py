@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 Span = tuple[int, int]
 
+_NOT_DIGIT = re.compile(r"[^0-9Xx]")
+HAS_DIGIT = re.compile(r"[0-9]")
 _LEFT = r"(?<![0-9A-Za-z])"
 _RIGHT = r"(?![0-9A-Za-z])"
 # A short group of digits across one space or dash: the rest of a grouped number.
@@ -90,7 +92,7 @@ _PROVINCES = frozenset(str(n) for lo, hi in _PROVINCE_RANGES for n in range(lo, 
 
 def digits(s: str) -> str:
     """The digits (and a final X) of ``s``, separators dropped."""
-    return "".join(c for c in s if c.isdigit() or c in "Xx").upper()
+    return _NOT_DIGIT.sub("", s).upper()
 
 
 def _after_context(text: str, start: int, context: re.Pattern[str]) -> bool:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InvalidInput
-from .detectors import BUILTIN, DETECTORS, Detector, Span
+from .detectors import BUILTIN, DETECTORS, HAS_DIGIT, Detector, Span
 from .vault import TOKEN, Vault, generate_key
 
 MODES = ("mask", "drop", "vault")
@@ -164,7 +164,7 @@ class Redactor:
 
     # ----------------------------------------------------------------- inner
     def _spans(self, text: str) -> list[tuple[int, int, Detector]]:
-        has_digit = any(c.isdigit() for c in text)
+        has_digit = HAS_DIGIT.search(text) is not None
         found: list[tuple[int, int, int, Detector]] = []
         for prio, d in enumerate(self._detectors):
             if has_digit or not d.numeric:
