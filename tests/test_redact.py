@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import base64
+import doctest
 import random
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -193,3 +195,13 @@ def test_a_grouped_number_next_to_another_identifier_is_found() -> None:
 def test_a_replacement_that_frees_a_neighbour_is_redacted_in_one_call() -> None:
     # The email takes "1a.b@..." first; once it is masked, "fe80::" stands alone.
     assert Redactor().redact("fe80::1a.b@example.com") == "[IP地址][邮箱]"
+
+
+def test_the_guide_and_docstrings_run() -> None:
+    import branchmem.redact.redactor
+
+    guide = Path(__file__).resolve().parents[1] / "docs" / "redaction.md"
+    result = doctest.testfile(str(guide), module_relative=False, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 15 and result.failed == 0, result
+    result = doctest.testmod(branchmem.redact.redactor)
+    assert result.attempted >= 5 and result.failed == 0, result
