@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from branchmem import Redactor
+from branchmem import InvalidInput, Redactor
 from branchmem.redact.evaluate import evaluate, load
 from redact_gen import build, is_luhn, is_valid_id
 
@@ -105,3 +105,17 @@ def test_evaluate_counts_misses_and_false_positives() -> None:
     scores = {s.kind: s for s in report.scores}
     assert (scores["phone"].recall, scores["email"].precision) == (0.0, 0.0)
     assert report.changed_negatives == ("a@b.com",)
+
+
+def test_malformed_labelled_rows_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput, match="a labelled row is"):
+        evaluate(Redactor(), [{"text": "x"}])
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "x", "expect": [{"kind": 1}]}\n', encoding="utf-8")
+    with pytest.raises(InvalidInput, match=r"bad\.jsonl:1"):
+        load(bad)
+    bad.write_text("not json\n", encoding="utf-8")
+    with pytest.raises(InvalidInput, match="not a JSON line"):
+        load(bad)
+    with pytest.raises(InvalidInput, match="cannot read"):
+        load(tmp_path / "missing.jsonl")

@@ -66,15 +66,42 @@ class Report:
 
 
 def load(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """The rows of a labelled JSONL file."""
+    """The rows of a labelled JSONL file, each checked (see the module docstring)."""
+    p = Path(path)
+    try:
+        lines = p.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"cannot read labelled set {p}: {exc}") from exc
     rows = []
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(lines, 1):
         if line.strip():
             try:
-                rows.append(json.loads(line))
+                row = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise InvalidInput(f"{path}:{n}: not a JSON line ({exc})") from exc
+                raise InvalidInput(f"{p}:{n}: not a JSON line ({exc})") from exc
+            rows.append(_checked(row, f"{p}:{n}"))
     return rows
+
+
+def _checked(row: Any, where: str) -> dict[str, Any]:
+    expect = row.get("expect") if isinstance(row, Mapping) else None
+    if (
+        not isinstance(row, Mapping)
+        or not isinstance(row.get("text"), str)
+        or not isinstance(expect, list)
+        or not all(_is_span(e) for e in expect)
+    ):
+        raise InvalidInput(
+            f"{where}: a labelled row is "
+            f"{{'text': str, 'expect': [{{'kind': str, 'text': str}}, ...]}}, got {row!r}"
+        )
+    return dict(row)
+
+
+def _is_span(e: Any) -> bool:
+    return (
+        isinstance(e, Mapping) and isinstance(e.get("kind"), str) and isinstance(e.get("text"), str)
+    )
 
 
 def evaluate(redactor: Redactor, rows: Iterable[Mapping[str, Any]]) -> Report:
@@ -82,7 +109,8 @@ def evaluate(redactor: Redactor, rows: Iterable[Mapping[str, Any]]) -> Report:
     counts: dict[str, list[int]] = {k: [0, 0, 0] for k in redactor.detectors}
     negatives = 0
     changed = []
-    for row in rows:
+    for n, raw in enumerate(rows, 1):
+        row = _checked(raw, f"row {n}")
         text = row["text"]
         want = {(e["kind"], e["text"]) for e in row["expect"]}
         got = {(f.kind, f.text) for f in redactor.findings(text)}
