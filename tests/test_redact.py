@@ -159,8 +159,7 @@ def test_vault_round_trip_only_with_its_key() -> None:
         other.restore(sealed)
     with pytest.raises(InvalidInput, match="needs a vault"):
         Redactor().restore(sealed)
-    assert "key" not in repr(r) or "hidden" in repr(r)
-    assert KEY not in repr(r)
+    assert KEY not in repr(r) and KEY not in repr(r._vault)
 
 
 def test_vault_tokens_cannot_be_altered_or_relabelled() -> None:
