@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .audit import AuditOps
 from .backends.base import Backend, DuplicateIds, EventRow, Pos, RecordRow
@@ -52,6 +52,8 @@ from .validate import (
 
 if TYPE_CHECKING:
     from .retrieval.hit import Hit
+
+_Item = TypeVar("_Item", Event, Memory)
 
 
 class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
@@ -119,6 +121,15 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
     def _redact(self, text: str) -> str:
         """The one place text is redacted before it is stored (see `redactor`)."""
         return text if self._redactor is None or not text else self._redactor.redact(text)
+
+    def _redacted(self, items: list[_Item]) -> list[_Item]:
+        """Events or records with their content redacted, before they are written."""
+        if self._redactor is None:
+            return items
+        return [
+            x if (c := self._redact(x.content)) == x.content else replace(x, content=c)
+            for x in items
+        ]
 
     def __enter__(self) -> Store:
         return self
@@ -232,11 +243,7 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         common case of an import); if one was stored already, the backend says
         so before writing and the batch is planned again with every id looked up.
         """
-        if self._redactor is not None:
-            events = [
-                e if (c := self._redact(e.content)) == e.content else replace(e, content=c)
-                for e in events
-            ]
+        events = self._redacted(events)
         ingest = Ingest(self._b, ns, self._seg_parents(ns))
         ids = [e.id for e in events]
         if optimistic:
@@ -479,11 +486,7 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         return row.memory
 
     def _insert_records(self, ns: str, mems: list[Memory]) -> list[Memory]:
-        if self._redactor is not None:
-            mems = [
-                m if (c := self._redact(m.content)) == m.content else replace(m, content=c)
-                for m in mems
-            ]
+        mems = self._redacted(mems)
         existing = self._b.get_records(ns, [m.id for m in mems])
         fresh = []
         result: dict[str, Memory] = {}
