@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from branchmem import InvalidInput, Store
+from branchmem import InvalidInput, Redactor, Store
 from branchmem.cli import main
 from branchmem.importers import UnknownFormat
 from chatgpt_shape import conversation
@@ -189,3 +189,16 @@ def test_cli_progress_bar_on_a_terminal(
     assert main(["import", str(DATA / "chatgpt.json"), "--db", str(tmp_path / "m.db")]) == 0
     err = capsys.readouterr().err
     assert err.startswith("\rimporting [") and "100.0%" in err and err.endswith("\n")
+
+
+def test_reimport_into_a_redacting_store_finds_no_conflict(tmp_path: Path) -> None:
+    texts = {"u1": "我的手机号是13812345678，下个月搬去成都。"}
+    path = write(tmp_path, "c.json", [conversation("c1", V1, "a2b", texts=texts)])
+    store = Store(redactor=Redactor())
+    store.import_export(path)
+    assert "13812345678" not in store.get_event("u1").content
+    again = store.import_export(path).conversations[0]
+    assert (again.added, again.conflicts) == (0, ())
+    changed = {"u1": "我的手机号是13812345678，下个月搬去杭州。"}
+    path2 = write(tmp_path, "c2.json", [conversation("c1", V1, "a2b", texts=changed)])
+    assert [c.id for c in store.import_export(path2).conversations[0].conflicts] == ["u1"]

@@ -80,10 +80,11 @@ def import_conversation(
             if not fresh:
                 raise
             fresh = False  # ids stored by other writes: look every one up
+    redact = store.redactor.redact if store.redactor is not None else None
     conflicts = tuple(
         Conflict(e.id, fields)
         for e in events
-        if e.id in stored and (fields := _differs(stored[e.id], e))
+        if e.id in stored and (fields := _differs(stored[e.id], e, redact))
     )
     store.set_branch(branch, conv.current, namespace=namespace)
     return Imported(
@@ -113,9 +114,12 @@ def _stored(store: Store, events: Sequence[Event], ns: str) -> dict[str, Event]:
     return out
 
 
-def _differs(old: Event, new: Event) -> tuple[str, ...]:
-    fields = ("parents", "role", "content", "meta")
-    return tuple(f for f in fields if getattr(old, f) != getattr(new, f))
+def _differs(old: Event, new: Event, redact: Callable[[str], str] | None) -> tuple[str, ...]:
+    """The fields of ``new`` that differ from the stored ``old`` (whose content the
+    store's redactor, if any, redacted before storing it)."""
+    out = tuple(f for f in ("parents", "role", "meta") if getattr(old, f) != getattr(new, f))
+    content = new.content if redact is None or not new.content else redact(new.content)
+    return out + (("content",) if old.content != content else ())
 
 
 def _row(e: Event, ns: str) -> dict[str, Any]:
