@@ -190,8 +190,25 @@ def test_sillytavern_branch_file_alone_stands_alone(store: Store) -> None:
     path = DATA / "sillytavern" / "Branch #1 - 2024-05-01@11h00m00s.jsonl"
     report = store.import_export(path)
     (line,) = report.conversations
-    assert "not in this import" in line.notes[0]
+    assert "neither in this import nor stored" in line.notes[0]
     assert [e.content for e in store.path(line.branch)] == sillytavern_current_texts(path)
+
+
+def test_sillytavern_branch_file_finds_its_main_chat_imported_before(store: Store) -> None:
+    folder = DATA / "sillytavern"
+    main_file = folder / "Seraphina - 2024-05-01@10h00m00s.jsonl"
+    branch_file = folder / "Branch #1 - 2024-05-01@11h00m00s.jsonl"
+    main = store.import_export(main_file).conversations[0]
+    branch = store.import_export(branch_file).conversations[0]
+    assert (branch.events, branch.added, branch.conflicts) == (6, 1, ())
+    assert "shares its first 3 messages, imported before" in branch.notes[0]
+    assert ids_at(store, branch.branch)[:3] == ids_at(store, main.branch)[:3]
+    texts = [e.content for e in store.path(branch.branch)]
+    assert texts == sillytavern_current_texts(branch_file)
+    # the same result as importing both in one run
+    both = Store()
+    together = {c.id: c for c in both.import_export(folder).conversations}
+    assert ids_at(both, together[branch.id].branch) == ids_at(store, branch.branch)
 
 
 def test_sillytavern_broken_line_is_skipped(store: Store) -> None:

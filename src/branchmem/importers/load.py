@@ -35,6 +35,7 @@ def import_export(
     """Import every conversation of an export; see `Store.import_export`."""
     export = read_export(path, format)
     export.progress = progress
+    export.known = lambda event: _is_stored(store, event, namespace)
     done: list[Imported] = []
     skipped: list[Skipped] = []
     convs = iter(export)
@@ -112,6 +113,16 @@ def _stored(store: Store, events: Sequence[Event], ns: str) -> dict[str, Event]:
         with contextlib.suppress(UnknownEvent):
             out[e.id] = store.get_event(e.id, namespace=ns)
     return out
+
+
+def _is_stored(store: Store, event: Event, ns: str) -> bool:
+    """Is ``event`` stored, unchanged?"""
+    try:
+        old = store.get_event(event.id, namespace=ns)
+    except UnknownEvent:
+        return False
+    redact = store.redactor.redact if store.redactor is not None else None
+    return not _differs(old, event, redact)
 
 
 def _differs(old: Event, new: Event, redact: Callable[[str], str] | None) -> tuple[str, ...]:

@@ -60,7 +60,9 @@ class Export:
 
     ``format`` is the detected format (``None`` for an empty array);
     ``skipped`` fills as iteration goes; ``progress``, if set, is called with
-    (bytes read, total bytes) as the files are read.
+    (bytes read, total bytes) as the files are read; ``known``, if set, tells
+    whether an event is stored already (a SillyTavern branch file whose main
+    chat is not in this export then shares the stored main chat's events).
     """
 
     def __init__(self, path: PathLike | Sequence[PathLike], format: str = "auto") -> None:
@@ -71,6 +73,7 @@ class Export:
         self.files = _files(path)
         self.skipped: list[Skipped] = []
         self.progress: Callable[[int, int], None] | None = None
+        self.known: sillytavern.Known | None = None
         self.total = sum(p.stat().st_size for p in self.files)
         self._done = 0
         found = {_detect(p, format) for p in self.files}
@@ -138,7 +141,7 @@ class Export:
             waiting = [c for c in waiting if c not in ready]
             for chat in ready:
                 try:
-                    conv, keys = sillytavern.convert(chat, done)
+                    conv, keys = sillytavern.convert(chat, done, self.known)
                 except Broken as exc:
                     self.skipped.append(Skipped(chat.name, str(exc)))
                     continue

@@ -5,16 +5,19 @@ position: ``st:<chat>:<n>`` for message ``n`` (its first swipe), and
 ``st:<chat>:<n>.s<k>`` for swipe ``k``. Swipes become sibling events; the
 chosen one (``swipe_id``) is on the current path. A branch file (its header
 names ``chat_metadata.main_chat``) shares its main chat's events for the
-messages it copied, when the main chat is imported in the same run.
+messages it copied, when the main chat is imported in the same run or is
+stored already.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..model import Event
 from .model import Conversation
 from .tree import Broken, Node, as_text, build, compact, text_id
 
@@ -87,20 +90,28 @@ def event_id(chat: str, n: int, swipe: int = 0) -> str:
     return f"st:{chat}:{n}" if swipe == 0 else f"st:{chat}:{n}.s{swipe}"
 
 
-def convert(chat: Chat, done: dict[str, tuple[Chat, list[str]]]) -> tuple[Conversation, list[str]]:
+Known = Callable[[Event], bool]
+"""Is this event stored already, unchanged? (how a branch file finds its main chat's
+events when the main chat was imported before, in another run)"""
+
+
+def convert(
+    chat: Chat, done: dict[str, tuple[Chat, list[str]]], known: Known | None = None
+) -> tuple[Conversation, list[str]]:
     """The chat as a conversation, and the chat key used for each message's ids.
 
     ``done`` holds the chats already converted in this run (by name, with their
-    keys), so a branch file can reuse its main chat's ids for the copied prefix.
+    keys), so a branch file can reuse its main chat's ids for the copied prefix;
+    without the main chat in ``done``, ``known`` finds them in a store.
     """
     conv_id = text_id(chat.name, "chat name")
     keys = [conv_id] * len(chat.messages)
     notes = []
     main = chat.main
     if main is not None:
+        shared = 0
         if main in done:
             main_chat, main_keys = done[main]
-            shared = 0
             for a, b in zip(chat.messages, main_chat.messages, strict=False):
                 if not _same(a, b):
                     break
@@ -108,39 +119,68 @@ def convert(chat: Chat, done: dict[str, tuple[Chat, list[str]]]) -> tuple[Conver
                 shared += 1
             notes.append(f"a branch of {main!r}: shares its first {shared} messages")
         else:
-            notes.append(
-                f"a branch of {main!r}, which is not in this import; imported on its own "
-                "(import both files in one run to connect them)"
-            )
-    nodes = []
-    parent: str | None = None
+            main_id = text_id(main, "main_chat")
+            parent: str | None = None
+            for n, m in enumerate(chat.messages):
+                first = _nodes(m, n, main_id, parent)[0]
+                role = first.role or "assistant"
+                ev = Event(first.id, _up(parent), role, first.content, meta=first.meta)
+                if known is None or not known(ev):
+                    break
+                keys[n] = main_id
+                parent = event_id(main_id, n, _chosen(m))
+                shared += 1
+            if shared:
+                notes.append(
+                    f"a branch of {main!r}: shares its first {shared} messages, imported before"
+                )
+            else:
+                notes.append(
+                    f"a branch of {main!r}, which is neither in this import nor stored; "
+                    "imported on its own (import the main chat first, or both in one run)"
+                )
+    nodes: list[Node] = []
+    tip: str | None = None
     for n, m in enumerate(chat.messages):
-        role = "user" if m.get("is_user") else "system" if m.get("is_system") else "assistant"
-        swipes = _swipes(m)
-        chosen = m.get("swipe_id", 0)
-        if not isinstance(chosen, int) or not 0 <= chosen < len(swipes):
-            chosen = 0
-        ids = [event_id(keys[n], n, k) for k in range(len(swipes))]
-        for k, text in enumerate(swipes):
-            meta = {
-                "source": NAME,
-                "name": m.get("name"),
-                "created_at": _swipe_date(m, k) if "swipes" in m else m.get("send_date"),
-                "swipe": k if len(swipes) > 1 else None,
-                "hidden": True if m.get("is_system") else None,
-            }
-            nodes.append(Node(ids[k], parent, role, text, compact(meta)))
-        parent = ids[chosen]
+        nodes += _nodes(m, n, keys[n], tip)
+        tip = event_id(keys[n], n, _chosen(m))
     conv = build(
         conv_id,
         chat.header.get("character_name") or chat.name,
         NAME,
         nodes,
-        parent,
+        tip,
         notes=notes,
         main=main,
     )
     return conv, keys
+
+
+def _up(parent: str | None) -> tuple[str, ...]:
+    return () if parent is None else (parent,)
+
+
+def _chosen(m: dict[str, Any]) -> int:
+    chosen = m.get("swipe_id", 0)
+    ok = isinstance(chosen, int) and 0 <= chosen < len(_swipes(m))
+    return chosen if ok else 0
+
+
+def _nodes(m: dict[str, Any], n: int, key: str, parent: str | None) -> list[Node]:
+    """Message ``n``'s events: one per swipe, all under ``parent``."""
+    role = "user" if m.get("is_user") else "system" if m.get("is_system") else "assistant"
+    swipes = _swipes(m)
+    out = []
+    for k, text in enumerate(swipes):
+        meta = {
+            "source": NAME,
+            "name": m.get("name"),
+            "created_at": _swipe_date(m, k) if "swipes" in m else m.get("send_date"),
+            "swipe": k if len(swipes) > 1 else None,
+            "hidden": True if m.get("is_system") else None,
+        }
+        out.append(Node(event_id(key, n, k), parent, role, text, compact(meta)))
+    return out
 
 
 def _swipe_date(m: dict[str, Any], k: int) -> Any:
