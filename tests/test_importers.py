@@ -277,3 +277,15 @@ def test_docstring_examples_run() -> None:
     for mod in (importers.jsonstream, importers.model, importers.reader):
         result = doctest.testmod(mod)
         assert result.attempted > 0 and result.failed == 0, (mod.__name__, result)
+
+
+def test_store_import_export_example() -> None:
+    import doctest
+
+    from branchmem import store
+
+    finder = doctest.DocTestFinder()
+    [test] = [t for t in finder.find(store.Store) if t.name.endswith("Store.import_export")]
+    runner = doctest.DocTestRunner()
+    runner.run(test)
+    assert runner.tries > 0 and runner.failures == 0

@@ -786,6 +786,15 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
 
         ``format`` is ``"auto"`` or a name from `branchmem.importers.FORMATS`;
         ``progress`` is called with (bytes read, total bytes).
+
+        >>> import json, pathlib, tempfile
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "conversations.json"
+        >>> _ = path.write_text(json.dumps([{"conversation_id": "c1", "current_node": "m1",
+        ...     "mapping": {"m1": {"parent": None, "message": {"author": {"role": "user"},
+        ...     "content": {"content_type": "text", "parts": ["你好"]}}}}}]))
+        >>> store = Store()
+        >>> [(c.branch, c.added) for c in store.import_export(path).conversations]
+        [('conv/c1', 1)]
         """
         from .importers import import_export
 
