@@ -12,10 +12,10 @@ import pytest
 
 pytest.importorskip("langgraph.checkpoint.conformance")
 
-from langgraph.checkpoint.conformance import checkpointer_test, validate  # noqa: E402
+from langgraph.checkpoint.conformance import checkpointer_test, validate
 
-from branchmem import Store  # noqa: E402
-from branchmem.integrations.langgraph import BranchmemSaver  # noqa: E402
+from branchmem import Store
+from branchmem.integrations.langgraph import BranchmemSaver
 
 
 @pytest.mark.parametrize("backend", ["memory", "sqlite"])
@@ -31,9 +31,7 @@ def test_conformance_suite_passes(backend: str, tmp_path: Path) -> None:
 
     registered = checkpointer_test(name=f"BranchmemSaver[{backend}]")(factory)
     report = asyncio.run(validate(registered))
-    failures = {
-        cap: result.failures for cap, result in report.results.items() if not result.passed
-    }
+    failures = {cap: result.failures for cap, result in report.results.items() if not result.passed}
     assert report.passed_all_base(), failures
     for cap in ("copy_thread", "delete_for_runs", "prune"):
         assert report.results[cap].passed, (cap, report.results[cap].failures)

@@ -15,6 +15,7 @@ Checkpoint data, metadata and pending writes are serialized with the saver's
 from __future__ import annotations
 
 import base64
+import builtins
 import hashlib
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
@@ -74,11 +75,11 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         self._known_threads: set[str] = set()
 
     # ------------------------------------------------------------ serialization
-    def _dump(self, value: Any) -> list[str]:
+    def _dump(self, value: Any) -> builtins.list[str]:
         kind, data = self.serde.dumps_typed(value)
         return [kind, base64.b64encode(data).decode("ascii")]
 
-    def _load(self, pair: list[str]) -> Any:
+    def _load(self, pair: builtins.list[str]) -> Any:
         return self.serde.loads_typed((pair[0], base64.b64decode(pair[1])))
 
     # ------------------------------------------------------------------ writes
@@ -101,7 +102,7 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
             [{"id": k.THREAD_ROOT, "role": "note", "namespace": tns},
              {"id": root, "role": "note", "namespace": tns}]
         )  # fmt: skip
-        lineage: list[str] = []
+        lineage: builtins.list[str] = []
         if parent is not None:
             lineage = [k.checkpoint_event(thread, cp_ns, parent)]
             if cp_ns == "" and meta.get("source") == "loop":
@@ -261,7 +262,7 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
                     left -= 1
                 yield tup
 
-    def _checkpoints(self, tns: str) -> list[tuple[str, str]]:
+    def _checkpoints(self, tns: str) -> builtins.list[tuple[str, str]]:
         """A thread's (checkpoint_ns, checkpoint_id) pairs: by namespace in first-seen
         order, newest id first within each."""
         pairs = [
@@ -272,7 +273,7 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         order = {n: i for i, n in reversed(list(enumerate(p[0] for p in pairs)))}
         return sorted(pairs, key=lambda p: (order[p[0]], _Desc(p[1])))
 
-    def _records(self, ns: str, at: str) -> list[Memory]:
+    def _records(self, ns: str, at: str) -> builtins.list[Memory]:
         try:
             return self.store.memories(at=at, namespace=ns, include_archived=True)
         except KeyError:  # UnknownAnchor: nothing stored there yet
@@ -285,7 +286,7 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
             return None
         return k.checkpoint_of_root(head)
 
-    def _threads(self) -> list[str]:
+    def _threads(self) -> builtins.list[str]:
         reg = k.registry_namespace(self.namespace)
         return [m.meta["thread_id"] for m in self._records(reg, k.THREADS_ROOT) if m.meta]
 
@@ -313,10 +314,10 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
             self.store.purge(whole_namespace=True, namespace=tns)
         self._known_threads.discard(thread_id)
 
-    def _drop(self, thread: str, pairs: list[tuple[str, str]]) -> None:
+    def _drop(self, thread: str, pairs: builtins.list[tuple[str, str]]) -> None:
         """Forget some checkpoints of a thread: their data, writes and listing."""
         tns = k.thread_namespace(self.namespace, thread)
-        doomed: list[str] = []
+        doomed: builtins.list[str] = []
         for cp_ns, cid in pairs:
             doomed.append(k.listing_record(cp_ns, cid))
             doomed += [m.id for m in self._records(tns, k.checkpoint_root(cp_ns, cid))]
@@ -342,7 +343,9 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         """``"keep_latest"`` keeps each checkpoint namespace's newest checkpoint of
         each thread; ``"delete"`` forgets the threads."""
         if strategy not in ("keep_latest", "delete"):
-            raise InvalidInput(f"unknown prune strategy {strategy!r}; use 'keep_latest' or 'delete'")
+            raise InvalidInput(
+                f"unknown prune strategy {strategy!r}; use 'keep_latest' or 'delete'"
+            )
         for thread in thread_ids:
             if strategy == "delete":
                 self.delete_thread(thread)
@@ -364,7 +367,7 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
             tup = self._tuple(source_thread_id, src, cp_ns, cid)
             if tup is None:
                 continue
-            parent = tup.parent_config["configurable"]["checkpoint_id"] if tup.parent_config else None
+            parent = get_checkpoint_id(tup.parent_config) if tup.parent_config else None
             cfg = _config(target_thread_id, cp_ns, parent)
             self.put(cfg, tup.checkpoint, tup.metadata, {})
             by_task: dict[str, list[tuple[str, Any]]] = {}
@@ -436,9 +439,7 @@ def _thread_and_ns(config: RunnableConfig) -> tuple[str, str]:
     conf = config.get("configurable") or {}
     thread = conf.get("thread_id")
     if thread is None or not str(thread):
-        raise InvalidInput(
-            "the config has no thread_id; pass {'configurable': {'thread_id': ...}}"
-        )
+        raise InvalidInput("the config has no thread_id; pass {'configurable': {'thread_id': ...}}")
     return str(thread), str(conf.get("checkpoint_ns", "") or "")
 
 

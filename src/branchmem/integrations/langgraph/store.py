@@ -112,9 +112,7 @@ class BranchmemStore(BaseStore):
         self.wait_s = wait_s
         self._anchor = _anchor
         self._linked: set[str] = set()
-        self._fields = [
-            (f, tokenize_path(f)) for f in (self.index or {}).get("fields") or ["$"]
-        ]
+        self._fields = [(f, tokenize_path(f)) for f in (self.index or {}).get("fields") or ["$"]]
 
     # ------------------------------------------------------------------ anchors
     def at(self, where: RunnableConfig | str) -> BranchmemStore:
