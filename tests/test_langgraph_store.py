@@ -93,6 +93,16 @@ def _recall(state: Chat, *, store: BaseStore) -> dict[str, Any]:
     return {"seen": _cities(store)}
 
 
+def _then_recall(mem: Store, name: str, node: Any) -> Any:
+    """START → ``name`` → recall, compiled on branchmem."""
+    g = StateGraph(Chat)
+    g.add_node(name, node)
+    g.add_node("recall", _recall)
+    g.add_edge(START, name)
+    g.add_edge(name, "recall")
+    return g.compile(checkpointer=BranchmemSaver(mem), store=BranchmemStore(mem))
+
+
 def test_delete_is_a_gated_retraction(mem: Store) -> None:
     def act(state: Chat, *, store: BaseStore) -> dict[str, Any]:
         if state["city"] == "-":
@@ -101,12 +111,7 @@ def test_delete_is_a_gated_retraction(mem: Store) -> None:
             store.put(NS, "home", {"city": state["city"]})
         return {}
 
-    g = StateGraph(Chat)
-    g.add_node("act", act)
-    g.add_node("recall", _recall)
-    g.add_edge(START, "act")
-    g.add_edge("act", "recall")
-    graph = g.compile(checkpointer=BranchmemSaver(mem), store=BranchmemStore(mem))
+    graph = _then_recall(mem, "act", act)
     config = {"configurable": {"thread_id": "t"}}
     graph.invoke({"city": "成都"}, config)
     kept = graph.get_state(config).config
@@ -176,12 +181,7 @@ def test_interrupt_and_resume(mem: Store) -> None:
         store.put(NS, "confirmed", {"city": answer})
         return {}
 
-    g = StateGraph(Chat)
-    g.add_node("ask", ask)
-    g.add_node("recall", _recall)
-    g.add_edge(START, "ask")
-    g.add_edge("ask", "recall")
-    graph = g.compile(checkpointer=BranchmemSaver(mem), store=BranchmemStore(mem))
+    graph = _then_recall(mem, "ask", ask)
     config = {"configurable": {"thread_id": "t"}}
     graph.invoke({"city": "成都"}, config)
     assert graph.get_state(config).next == ("ask",)

@@ -96,12 +96,7 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         parent = get_checkpoint_id(config)
         meta = get_checkpoint_metadata(config, metadata)
         s, ns, tns = self.store, self.namespace, k.thread_namespace(self.namespace, thread)
-        self._register(thread)
         root = k.checkpoint_root(cp_ns, cid)
-        s.add_events(
-            [{"id": k.THREAD_ROOT, "role": "note", "namespace": tns},
-             {"id": root, "role": "note", "namespace": tns}]
-        )  # fmt: skip
         lineage: builtins.list[str] = []
         if parent is not None:
             lineage = [k.checkpoint_event(thread, cp_ns, parent)]
@@ -114,32 +109,44 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
                     if m.meta and m.meta.get("type") == _TASK
                 ]
                 lineage = sorted(tasks) or lineage
-        s.add_event(
-            k.checkpoint_event(thread, cp_ns, cid),
-            parent=lineage or None,
-            role="note",
-            namespace=ns,
-            meta={"thread_id": thread, "checkpoint_ns": cp_ns, "checkpoint_id": cid},
-        )
+        old = [m for m in self._records(tns, root) if m.meta and m.meta.get("type") == _CP]
         data = {
             "type": _CP,
             "checkpoint": self._dump(checkpoint),
             "metadata": self._dump(meta),
             "parent": parent,
         }
-        old = [m for m in self._records(tns, root) if m.meta and m.meta.get("type") == _CP]
+        # One transaction for the events and one for the records (a commit is
+        # most of a small write's cost on SQLite).
+        self._register(thread)
+        s.add_events(
+            [
+                {"id": root, "role": "note", "namespace": tns},
+                {
+                    "id": k.checkpoint_event(thread, cp_ns, cid),
+                    "parent": lineage or None,
+                    "role": "note",
+                    "namespace": ns,
+                    "meta": {"thread_id": thread, "checkpoint_ns": cp_ns, "checkpoint_id": cid},
+                },
+            ]
+        )
+        listing = {
+            "content": "",
+            "sources": [k.THREAD_ROOT],
+            "kind": "working",
+            "namespace": tns,
+            "id": k.listing_record(cp_ns, cid),
+            "meta": {"checkpoint_ns": cp_ns, "checkpoint_id": cid},
+        }
         if old:  # putting the same checkpoint id again replaces its data
             s.supersede(old[-1].id, "", sources=[root], namespace=tns, meta=data)
+            s.add_memories([listing])
         else:
-            s.add_memory("", sources=[root], kind="working", namespace=tns, meta=data)
-        s.add_memory(
-            "",
-            sources=[k.THREAD_ROOT],
-            kind="working",
-            namespace=tns,
-            id=k.listing_record(cp_ns, cid),
-            meta={"checkpoint_ns": cp_ns, "checkpoint_id": cid},
-        )
+            s.add_memories(
+                [{"content": "", "sources": [root], "kind": "working", "namespace": tns,
+                  "meta": data}, listing]
+            )  # fmt: skip
         latest = self._latest(tns, cp_ns)
         if latest is None or cid >= latest:
             s.set_branch(k.latest_branch(cp_ns), root, namespace=tns)
@@ -294,7 +301,11 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         if thread in self._known_threads:
             return
         reg = k.registry_namespace(self.namespace)
-        self.store.add_event(k.THREADS_ROOT, role="note", namespace=reg)
+        tns = k.thread_namespace(self.namespace, thread)
+        self.store.add_events(
+            [{"id": k.THREADS_ROOT, "role": "note", "namespace": reg},
+             {"id": k.THREAD_ROOT, "role": "note", "namespace": tns}]
+        )  # fmt: skip
         self.store.add_memory(
             "", sources=[k.THREADS_ROOT], kind="working", namespace=reg,
             id=k.thread_record(thread), meta={"thread_id": thread},
@@ -473,8 +484,11 @@ def link_task(store: Store, ns: str, tns: str, thread: str, cid: str, task_id: s
     the next checkpoint of the step find it."""
     ev = k.task_event(thread, cid, task_id)
     root = k.checkpoint_root("", cid)
-    store.add_event(ev, parent=k.checkpoint_event(thread, "", cid), role="note", namespace=ns)
-    store.add_event(root, role="note", namespace=tns)
+    store.add_events(
+        [{"id": ev, "parent": k.checkpoint_event(thread, "", cid), "role": "note",
+          "namespace": ns},
+         {"id": root, "role": "note", "namespace": tns}]
+    )  # fmt: skip
     store.add_memory(
         "", sources=[root], kind="working", namespace=tns, id=k.task_link(cid, task_id),
         meta={"type": _TASK, "task_id": task_id},

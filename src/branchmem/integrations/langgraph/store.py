@@ -190,7 +190,7 @@ class BranchmemStore(BaseStore):
 
     def _wait_for(self, checkpoint: str) -> None:
         deadline = time.monotonic() + self.wait_s
-        delay = 0.001
+        delay = 0.0002
         while True:
             try:
                 self.store.get_event(checkpoint, namespace=self.namespace)
@@ -203,7 +203,7 @@ class BranchmemStore(BaseStore):
                         "BranchmemSaver(the same Store) and durability 'sync' or 'async'"
                     ) from None
                 time.sleep(delay)
-                delay = min(delay * 2, 0.05)
+                delay = min(delay * 2, 0.005)
 
     # -------------------------------------------------------------------- batch
     def batch(self, ops: Iterable[Op]) -> list[Result]:
