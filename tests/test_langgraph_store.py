@@ -81,6 +81,15 @@ def test_views_at_checkpoints_and_the_no_anchor_rule(mem: Store) -> None:
         store.put(NS, "k", {"city": "x"})
     with pytest.raises(InvalidInput, match="no checkpoint"):
         store.at({"configurable": {"thread_id": "nobody"}})
+    with pytest.raises(InvalidInput, match="root graph"):
+        store.at({"configurable": {"thread_id": "t", "checkpoint_ns": "inner:1"}})
+
+
+def test_a_run_that_saves_no_checkpoints_is_refused(mem: Store) -> None:
+    ex = _example()
+    graph = ex.build(BranchmemSaver(mem), BranchmemStore(mem, wait_s=0.2))
+    with pytest.raises(InvalidInput, match="durability"):
+        graph.invoke({"city": "成都"}, {"configurable": {"thread_id": "t"}}, durability="exit")
 
 
 class Chat(TypedDict, total=False):

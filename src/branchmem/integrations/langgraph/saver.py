@@ -168,10 +168,12 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
             raise InvalidInput("put_writes needs a config with a checkpoint_id")
         tns = k.thread_namespace(self.namespace, thread)
         root = k.checkpoint_root(cp_ns, cid)
-        self.store.add_event(root, role="note", namespace=tns)
+        records = self._records(tns, root)
+        if not records:  # writes on a checkpoint not stored (yet): give them a root
+            self.store.add_event(root, role="note", namespace=tns)
         stored = {
             (m.meta["task_id"], m.meta["idx"]): m
-            for m in self._records(tns, root)
+            for m in records
             if m.meta and m.meta.get("type") == _WRITE
         }
         new = []

@@ -135,6 +135,11 @@ class BranchmemStore(BaseStore):
             if conf.get("thread_id") is None:
                 raise InvalidInput("store.at(config) needs a config with a thread_id")
             cp_ns = str(conf.get("checkpoint_ns") or "")
+            if cp_ns:
+                raise InvalidInput(
+                    f"store.at() takes a root graph's checkpoint (checkpoint_ns ''), got "
+                    f"{cp_ns!r}: items are gated by the root graph's checkpoints"
+                )
             tup = BranchmemSaver(self.store, self.namespace).get_tuple(where)
             if tup is None:
                 raise InvalidInput(
