@@ -219,3 +219,31 @@ def test_items_persist_in_a_store_file(tmp_path: Path) -> None:
     with Store(path) as mem:
         view = BranchmemStore(mem).at({"configurable": {"thread_id": "t"}})
         assert _cities(view) == ["成都"]
+
+
+def test_an_async_run_with_async_store_calls(mem: Store) -> None:
+    import asyncio
+
+    async def remember(state: Chat, *, store: BaseStore) -> dict[str, Any]:
+        await store.aput(NS, "home", {"city": state["city"]})
+        return {}
+
+    async def recall(state: Chat, *, store: BaseStore) -> dict[str, Any]:
+        return {"seen": sorted(i.value["city"] for i in await store.asearch(NS))}
+
+    g = StateGraph(Chat)
+    g.add_node("remember", remember)
+    g.add_node("recall", recall)
+    g.add_edge(START, "remember")
+    g.add_edge("remember", "recall")
+    graph = g.compile(checkpointer=BranchmemSaver(mem), store=BranchmemStore(mem))
+    config = {"configurable": {"thread_id": "t"}}
+
+    async def scenario() -> tuple[list[str], list[str]]:
+        first = (await graph.ainvoke({"city": "成都"}, config))["seen"]
+        history = [s async for s in graph.aget_state_history(config)]
+        before = next(s for s in history if s.next == ("remember",))
+        fork = await graph.aupdate_state(before.config, {"city": "杭州"})
+        return first, (await graph.ainvoke(None, fork))["seen"]
+
+    assert asyncio.run(scenario()) == (["成都"], ["杭州"])
