@@ -176,10 +176,15 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
             for m in records
             if m.meta and m.meta.get("type") == _WRITE
         }
-        new = []
+        # The call's writes by (task, index), like the stored ones: a regular
+        # write keeps the first value, a special one the last.
+        wanted: dict[tuple[str, int], dict[str, Any]] = {}
         for idx, (channel, value) in enumerate(writes):
             widx = WRITES_IDX_MAP.get(channel, idx)
-            data = {
+            key = (task_id, widx)
+            if widx >= 0 and (key in stored or key in wanted):
+                continue
+            wanted[key] = {
                 "type": _WRITE,
                 "task_id": task_id,
                 "idx": widx,
@@ -187,11 +192,13 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
                 "task_path": task_path,
                 "value": self._dump(value),
             }
-            old = stored.get((task_id, widx))
+        new = []
+        for key, data in wanted.items():
+            old = stored.get(key)
             if old is None:
                 new.append({"content": "", "sources": [root], "kind": "working",
                             "namespace": tns, "meta": data})  # fmt: skip
-            elif widx < 0:
+            else:
                 self.store.supersede(old.id, "", sources=[root], namespace=tns, meta=data)
         if new:
             self.store.add_memories(new)
