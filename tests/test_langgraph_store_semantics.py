@@ -75,6 +75,16 @@ def test_put_none_deletes_and_delete_deletes(view: BranchmemStore) -> None:
     view.delete(("docs",), "never-there")  # a no-op, like InMemoryStore
 
 
+def test_a_value_that_is_not_json_is_refused_and_nothing_is_written(
+    view: BranchmemStore,
+) -> None:
+    with pytest.raises(InvalidInput, match="JSON"):
+        view.batch([PutOp(("n",), "ok", {"v": 1}), PutOp(("n",), "bad", {"v": object()})])
+    assert view.get(("n",), "ok") is None
+    with pytest.raises(InvalidInput, match="JSON"):
+        view.put(("n",), "nan", {"v": float("nan")})
+
+
 def test_batch_reads_see_the_state_before_its_writes(view: BranchmemStore) -> None:
     out = view.batch(
         [

@@ -218,6 +218,8 @@ class BranchmemStore(BaseStore):
         ops = list(ops)
         for op in ops:
             validate_op_namespace(op)
+            if isinstance(op, PutOp) and op.value is not None:
+                _check_value(op)
         if not ops:
             return []
         writes = any(isinstance(op, PutOp) for op in ops)
@@ -342,6 +344,18 @@ class BranchmemStore(BaseStore):
         if not texts:
             return json.dumps(value, ensure_ascii=False, default=str)
         return "\n".join(texts)
+
+
+def _check_value(op: PutOp) -> None:
+    """Items are stored as JSON: refuse anything else before the batch writes."""
+    try:
+        json.dumps(dict(op.value or {}), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(
+            f"the value put at {op.namespace!r}, {op.key!r} is not JSON-serialisable ({exc}); "
+            "BranchmemStore keeps values as JSON objects of str, numbers, bools, None, "
+            "lists and dicts"
+        ) from exc
 
 
 def _expiry(ttl: Any, config: TTLConfig | None, now: float) -> float | None:
