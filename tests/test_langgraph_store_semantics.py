@@ -85,6 +85,19 @@ def test_a_value_that_is_not_json_is_refused_and_nothing_is_written(
         view.put(("n",), "nan", {"v": float("nan")})
 
 
+def test_values_go_through_the_stores_redactor() -> None:
+    from branchmem import Redactor
+
+    mem = Store(redactor=Redactor())
+    mem.add_event("e1")
+    view = BranchmemStore(mem).at("e1")
+    view.put(("u",), "phone", {"text": "我的手机 13812345678", "n": 1, "tags": ["13812345678"]})
+    item = view.get(("u",), "phone")
+    assert item is not None and "13812345678" not in str(item.value)
+    assert item.value["n"] == 1
+    assert [i.key for i in view.search(("u",), query="手机")] == ["phone"]
+
+
 def test_batch_reads_see_the_state_before_its_writes(view: BranchmemStore) -> None:
     out = view.batch(
         [

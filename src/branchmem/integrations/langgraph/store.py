@@ -45,6 +45,7 @@ from langgraph.store.memory import _compare_values, _does_match
 
 from ...errors import InvalidInput, UnknownBranch, UnknownEvent
 from ...model import Memory
+from ...redact import Redactor
 from ...store import Store
 from . import _keys as k
 from .saver import BranchmemSaver, link_task, task_of
@@ -320,7 +321,7 @@ class BranchmemStore(BaseStore):
                 if old is not None:
                     s.retract(old.id, sources=[anchor], namespace=ns)
                 continue
-            value = dict(op.value)
+            value = _redact(dict(op.value), s.redactor)
             created = old.meta[_MARK]["created_at"] if old is not None and old.meta else now
             data = {"namespace": list(namespace), "key": key, "value": value,
                     "created_at": created, "updated_at": now}  # fmt: skip
@@ -344,6 +345,20 @@ class BranchmemStore(BaseStore):
         if not texts:
             return json.dumps(value, ensure_ascii=False, default=str)
         return "\n".join(texts)
+
+
+def _redact(value: Any, redactor: Redactor | None) -> Any:
+    """Every string in an item's value through the Store's redactor, if it has one
+    (the value is stored in the record's meta, which the Store does not redact)."""
+    if redactor is None:
+        return value
+    if isinstance(value, str):
+        return redactor.redact(value)
+    if isinstance(value, dict):
+        return {k: _redact(v, redactor) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact(v, redactor) for v in value]
+    return value
 
 
 def _check_value(op: PutOp) -> None:
