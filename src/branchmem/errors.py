@@ -34,9 +34,14 @@ from __future__ import annotations
 class BranchmemError(Exception):
     """Root of every error branchmem raises on purpose."""
 
+    #: The HTTP status a served store answers with (the nearest class's wins).
+    http_status = 500
+
 
 class InvalidInput(BranchmemError, ValueError):
     """An argument is malformed; the message says what to pass instead."""
+
+    http_status = 422
 
 
 class CycleError(InvalidInput):
@@ -146,6 +151,8 @@ class ConflictClosed(InvalidInput):
 class NotFound(BranchmemError, KeyError):
     """Something named by id does not exist."""
 
+    http_status = 404
+
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0]) if self.args else ""
 
@@ -225,6 +232,8 @@ class BranchConflict(BranchmemError, RuntimeError):
     (`Store.branch_head`) and retry.
     """
 
+    http_status = 409
+
     def __init__(self, name: str, namespace: str, expected: str | None, actual: str) -> None:
         self.name = name
         self.namespace = namespace
@@ -239,6 +248,10 @@ class BranchConflict(BranchmemError, RuntimeError):
 class StorageError(BranchmemError):
     """The storage backend failed; the message carries the driver's reason."""
 
+    http_status = 503
+
 
 class EmbeddingError(BranchmemError):
     """An embedder failed (an endpoint down or answering badly, a wrong dimension)."""
+
+    http_status = 502
