@@ -170,7 +170,7 @@ def _routes(app: FastAPI, served: Served) -> None:
         done = call(svc.add_events, c, namespace, [i.model_dump() for i in items])
         return {"events": [e.to_dict() for e in done], "next_offset": None}
 
-    @app.get(f"{NS}/events/{{event_id}}", response_model=M.EventOut, tags=["events"])
+    @app.get(f"{NS}/events/{{event_id:path}}", response_model=M.EventOut, tags=["events"])
     def get_event(namespace: str, event_id: str, c: C) -> dict[str, Any]:
         return call(svc.get_event, c, namespace, event_id).to_dict()
 
@@ -215,37 +215,33 @@ def _routes(app: FastAPI, served: Served) -> None:
         )
         return _paged(p, "memories")
 
-    @app.get(f"{NS}/memories/{{memory_id}}", response_model=M.MemoryOut, tags=["memories"])
-    def get_memory(namespace: str, memory_id: str, c: C) -> dict[str, Any]:
-        return call(svc.get_memory, c, namespace, memory_id).to_dict()
-
     @app.get(
-        f"{NS}/memories/{{memory_id}}/explain", response_model=M.ExplanationOut, tags=["memories"]
+        f"{NS}/memories/{{memory_id:path}}/explain", response_model=M.ExplanationOut, tags=["memories"]
     )
     def get_explain(
         namespace: str, memory_id: str, c: C, at: str | None = None, now: float | None = None
     ) -> dict[str, Any]:
         return call(svc.explain, c, namespace, memory_id, at, now).to_dict()
 
-    @app.get(f"{NS}/memories/{{memory_id}}/visible", response_model=M.VisibleOut, tags=["memories"])
+    @app.get(f"{NS}/memories/{{memory_id:path}}/visible", response_model=M.VisibleOut, tags=["memories"])
     def get_visible(namespace: str, memory_id: str, c: C, at: str | None = None) -> dict[str, Any]:
         return {"visible": call(svc.visible, c, namespace, memory_id, at)}
 
-    @app.post(
-        f"{NS}/memories/{{memory_id}}/retract", response_model=M.MemoryOut, tags=["memories"]
-    )
+    @app.post(f"{NS}/memories/{{memory_id:path}}/retract", response_model=M.MemoryOut, tags=["memories"])
     def post_retract(namespace: str, memory_id: str, body: M.RetractIn, c: C) -> dict[str, Any]:
         return call(svc.retract, c, namespace, memory_id, body.sources, body.id).to_dict()
 
     @app.post(
-        f"{NS}/memories/{{memory_id}}/supersede", response_model=M.MemoryOut, tags=["memories"]
+        f"{NS}/memories/{{memory_id:path}}/supersede", response_model=M.MemoryOut, tags=["memories"]
     )
-    def post_supersede(
-        namespace: str, memory_id: str, body: M.SupersedeIn, c: C
-    ) -> dict[str, Any]:
+    def post_supersede(namespace: str, memory_id: str, body: M.SupersedeIn, c: C) -> dict[str, Any]:
         fields = body.model_dump(exclude={"content", "sources"})
         done = call(svc.supersede, c, namespace, memory_id, body.content, body.sources, **fields)
         return done.to_dict()
+
+    @app.get(f"{NS}/memories/{{memory_id:path}}", response_model=M.MemoryOut, tags=["memories"])
+    def get_memory(namespace: str, memory_id: str, c: C) -> dict[str, Any]:
+        return call(svc.get_memory, c, namespace, memory_id).to_dict()
 
     @app.post(f"{NS}/search", response_model=M.HitsOut, tags=["memories"])
     def post_search(namespace: str, body: M.SearchIn, c: C) -> dict[str, Any]:
@@ -290,7 +286,7 @@ def _routes(app: FastAPI, served: Served) -> None:
         return _paged(call(svc.conflicts, c, namespace, at, offset, limit), "conflicts")
 
     @app.post(
-        f"{NS}/conflicts/{{conflict_id}}/resolve", response_model=M.EventOut, tags=["branches"]
+        f"{NS}/conflicts/{{conflict_id:path}}/resolve", response_model=M.EventOut, tags=["branches"]
     )
     def post_resolve(namespace: str, conflict_id: str, body: M.ResolveIn, c: C) -> dict[str, Any]:
         ev = call(
@@ -321,9 +317,7 @@ def _routes(app: FastAPI, served: Served) -> None:
     # -------------------------------------------------------------- admin
     @app.post(f"{NS}/purge", response_model=M.PurgeOut, tags=["admin"])
     def post_purge(namespace: str, body: M.PurgeIn, c: C) -> dict[str, Any]:
-        removed = call(
-            svc.purge, c, namespace, body.events, body.memories, body.whole_namespace
-        )
+        removed = call(svc.purge, c, namespace, body.events, body.memories, body.whole_namespace)
         return {"removed": removed}
 
     @app.get(f"{NS}/audit", response_model=M.AuditOut, tags=["admin"])

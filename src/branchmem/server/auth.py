@@ -173,7 +173,13 @@ class KeyStore:
         with self._lock:
             self._db.execute(
                 "INSERT INTO keys VALUES (?, ?, ?, ?, ?, NULL)",
-                (kid, _sha(secret), principal, json.dumps([str(g) for g in parsed]), info.created_at),
+                (
+                    kid,
+                    _sha(secret),
+                    principal,
+                    json.dumps([str(g) for g in parsed]),
+                    info.created_at,
+                ),
             )
         return info, f"bm_{kid}_{secret}"
 

@@ -103,7 +103,9 @@ def get_event(ctx: Ctx, namespace: str, event_id: str) -> Event:
     return ctx.store.get_event(event_id, namespace=ctx.allow(namespace, "read"))
 
 
-def path(ctx: Ctx, namespace: str, at: str | None, offset: int = 0, limit: int | None = None) -> Page:
+def path(
+    ctx: Ctx, namespace: str, at: str | None, offset: int = 0, limit: int | None = None
+) -> Page:
     ns = ctx.allow(namespace, "read")
     return page(ctx.store.path(at, namespace=ns), offset, ctx.limits.page(limit))
 
@@ -325,4 +327,3 @@ def audit(
     ns = ctx.allow(namespace, "admin")
     entries: list[AuditEntry] = ctx.store.audit(ns, since=since)
     return page(entries, offset, ctx.limits.page(limit))
-
