@@ -11,12 +11,12 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("mcp")
 
-from fastapi.testclient import TestClient  # noqa: E402
+from fastapi.testclient import TestClient
 
-from branchmem import Store  # noqa: E402
-from branchmem.server.app import create_app  # noqa: E402
-from branchmem.server.auth import KeyStore  # noqa: E402
-from branchmem.server.service import Limits  # noqa: E402
+from branchmem import Store
+from branchmem.server.app import create_app
+from branchmem.server.auth import KeyStore
+from branchmem.server.service import Limits
 
 NS = "/v1/namespaces"
 
@@ -38,6 +38,7 @@ GRANTS = {
     "bob": ["bob:write"],
     "reader": ["alice:read"],
     "tasks": ["alice:write:branch=task/*"],
+    "owner": ["default:admin"],
 }
 
 
@@ -72,8 +73,8 @@ def make_served(limits: Limits | None = None, store: Store | None = None) -> Ser
     return Served(store, keys, TestClient(app, raise_server_exceptions=False), key)
 
 
-@pytest.fixture
-def served() -> Iterator[Served]:
+def open_served() -> Iterator[Served]:
+    """The body of each test module's ``served`` fixture: alice and bob seeded."""
     s = make_served()
     seed(s.store, "alice")
     seed(s.store, "bob")

@@ -4,13 +4,19 @@ error shape, keys and grants, tenant isolation, limits, the OpenAPI document."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from server_fixtures import NS, Served, assert_error, make_served, seed, served  # noqa: F401
-
 from branchmem.server.service import Limits
+from server_fixtures import NS, Served, assert_error, make_served, open_served, seed
+
+
+@pytest.fixture
+def served() -> Iterator[Served]:
+    yield from open_served()
+
 
 # Every route with a request that succeeds on the seeded namespace "alice"
 # for a key with admin on it: (method, path under the namespace, kwargs).
