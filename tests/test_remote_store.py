@@ -105,11 +105,9 @@ def test_search_purge_audit(any_store: Any) -> None:
     s.add_events([{"id": "e1", "content": "我对花生过敏。"}, {"id": "e2", "parent": "e1"}])
     m = s.add_memory("用户对花生过敏", sources=["e1"])
     s.add_memory("用户喜欢川菜", sources=["e2"])
-    [hit, _] = (
-        s.search("花生", at="e2", k=2, embedder="hashing")
-        if isinstance(s, Store)
-        else (s.search("花生", at="e2", k=2))
-    )
+    # the served store's embedder is the server's (`branchmem serve --embedder`)
+    opts = {"embedder": "hashing"} if isinstance(s, Store) else {}
+    [hit, _] = s.search("花生", at="e2", k=2, **opts)
     assert hit.memory == m and hit.via == "e2" and set(hit.parts) >= {"keyword", "vector"}
     assert s.purge(memories=[m.id]) == [m.id]
     assert [a.op for a in s.audit()][-1] == "purge"
@@ -153,3 +151,6 @@ def test_remote_only_errors() -> None:
         reader.memories(at="e1", namespace="bob")
     assert isinstance(info.value, KeyError)
     assert info.value.namespace == "bob"  # type: ignore[attr-defined]
+    owner = RemoteStore("http://testserver", api_key=served.key["owner"], http_client=served.client)
+    with pytest.raises(InvalidInput, match="chosen by the server"):
+        owner.search("x", at="e1", embedder="openai:m@http://127.0.0.1:1")

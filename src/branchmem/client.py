@@ -22,7 +22,7 @@ from urllib.parse import quote
 import httpx
 
 from .branch_types import AuditEntry, Conflict, HeadMove, MergeResult, Snapshot
-from .errors import BranchmemError, StorageError
+from .errors import BranchmemError, InvalidInput, StorageError
 from .model import Branch, Event, Explanation, Memory, SourceStatus
 from .retrieval.hit import Hit, HitExplanation
 from .server.errors import from_payload
@@ -44,10 +44,9 @@ class RemoteStore:
         timeout: float = 30.0,
         http_client: httpx.Client | None = None,
     ) -> None:
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         if http_client is None:
             http_client = httpx.Client(base_url=url, timeout=timeout)
-        http_client.headers.update(headers)
         self._http = http_client
         self.namespace = namespace
 
@@ -77,7 +76,9 @@ class RemoteStore:
     ) -> Any:
         clean = None if params is None else {k: v for k, v in params.items() if v is not None}
         try:
-            r = self._http.request(method, self._url(namespace, *parts), json=json, params=clean)
+            r = self._http.request(
+                method, self._url(namespace, *parts), json=json, params=clean, headers=self._headers
+            )
         except httpx.HTTPError as exc:
             raise StorageError(f"the server did not answer: {exc}") from exc
         try:
@@ -270,7 +271,13 @@ class RemoteStore:
         **options: Any,
     ) -> list[Hit]:
         """`Store.search` (options: ``mode``, ``kind``, ``key_prefix``, ``meta``,
-        ``now``, ``as_of``, ``explain``)."""
+        ``now``, ``as_of``, ``explain``). The embedder is the server's."""
+        for option in ("embedder", "tokenizer", "weights", "log"):
+            if options.get(option) is not None:
+                raise InvalidInput(
+                    f"{option}= is chosen by the server (branchmem serve), not per search; "
+                    "leave it out"
+                )
         anchors = at if at is None or isinstance(at, str) else list(at)
         body = {"query": query, "at": anchors, "k": k, **options}
         return [_hit(h) for h in self._send("POST", namespace, "search", json=body)["hits"]]
