@@ -164,8 +164,7 @@ class RemoteStore:
         self, items: Iterable[Memory | Mapping[str, Any]], *, actor: str | None = None
     ) -> list[Memory]:
         """`Store.add_memories` (one request per namespace named in the items)."""
-        wanted = ("content", "sources", "kind", "key", "importance", "meta", "id")
-        wanted += ("expires_at", "valid_from", "valid_to")
+        wanted = _MEMORY_FIELDS
         rows = [m.to_dict() if isinstance(m, Memory) else dict(m) for m in items]
         by_ns: dict[str | None, list[int]] = {}
         for i, row in enumerate(rows):
@@ -300,9 +299,7 @@ class RemoteStore:
     ) -> Branch:
         """`Store.set_branch` (with ``expected_head``: only if the head is still there)."""
         body = {"to": event_id, "expected_head": expected_head}
-        return Branch(
-            **self._send("POST", namespace, "branches", name, "head", json=body)
-        )
+        return Branch(**self._send("POST", namespace, "branches", name, "head", json=body))
 
     def branch_head(self, name: str, *, namespace: str | None = None) -> str:
         """`Store.branch_head`."""
@@ -354,7 +351,7 @@ class RemoteStore:
         expected_head: str | None = None,
     ) -> MergeResult:
         """`Store.merge`."""
-        body = {"source": source, "into": into, "strategy": strategy}
+        body: dict[str, Any] = {"source": source, "into": into, "strategy": strategy}
         body |= {"fast_forward": fast_forward, "event_id": event_id, "expected_head": expected_head}
         d = self._send("POST", namespace, "merge", json=body)
         return MergeResult(**{**d, "conflict_ids": tuple(d["conflict_ids"])})
@@ -392,14 +389,21 @@ class RemoteStore:
         actor: str | None = None,
     ) -> list[str]:
         """`Store.purge` (needs an admin grant)."""
-        body = {"events": list(events), "memories": list(memories)}
-        body["whole_namespace"] = whole_namespace
+        body = {
+            "events": list(events),
+            "memories": list(memories),
+            "whole_namespace": whole_namespace,
+        }
         return list(self._send("POST", namespace, "purge", json=body)["removed"])
 
     def audit(self, namespace: str | None = None, since: float | None = None) -> list[AuditEntry]:
         """`Store.audit` (needs an admin grant)."""
         found = self._all("entries", namespace, "audit", since=since)
         return [AuditEntry(**{**d, "ids": tuple(d["ids"])}) for d in found]
+
+
+_MEMORY_FIELDS: tuple[str, ...] = ("content", "sources", "kind", "key", "importance", "meta")
+_MEMORY_FIELDS += ("id", "expires_at", "valid_from", "valid_to")
 
 
 def _plain(parent: Any) -> Any:

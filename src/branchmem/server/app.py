@@ -27,6 +27,7 @@ from .service import Ctx, Limits, Page
 
 T = TypeVar("T")
 NS = "/v1/namespaces/{namespace}"
+MEM = NS + "/memories/{memory_id:path}"
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": M.ErrorOut} for code in (401, 403, 404, 409, 413, 422, 500)
 }
@@ -215,31 +216,27 @@ def _routes(app: FastAPI, served: Served) -> None:
         )
         return _paged(p, "memories")
 
-    @app.get(
-        f"{NS}/memories/{{memory_id:path}}/explain", response_model=M.ExplanationOut, tags=["memories"]
-    )
+    @app.get(f"{MEM}/explain", response_model=M.ExplanationOut, tags=["memories"])
     def get_explain(
         namespace: str, memory_id: str, c: C, at: str | None = None, now: float | None = None
     ) -> dict[str, Any]:
         return call(svc.explain, c, namespace, memory_id, at, now).to_dict()
 
-    @app.get(f"{NS}/memories/{{memory_id:path}}/visible", response_model=M.VisibleOut, tags=["memories"])
+    @app.get(f"{MEM}/visible", response_model=M.VisibleOut, tags=["memories"])
     def get_visible(namespace: str, memory_id: str, c: C, at: str | None = None) -> dict[str, Any]:
         return {"visible": call(svc.visible, c, namespace, memory_id, at)}
 
-    @app.post(f"{NS}/memories/{{memory_id:path}}/retract", response_model=M.MemoryOut, tags=["memories"])
+    @app.post(f"{MEM}/retract", response_model=M.MemoryOut, tags=["memories"])
     def post_retract(namespace: str, memory_id: str, body: M.RetractIn, c: C) -> dict[str, Any]:
         return call(svc.retract, c, namespace, memory_id, body.sources, body.id).to_dict()
 
-    @app.post(
-        f"{NS}/memories/{{memory_id:path}}/supersede", response_model=M.MemoryOut, tags=["memories"]
-    )
+    @app.post(f"{MEM}/supersede", response_model=M.MemoryOut, tags=["memories"])
     def post_supersede(namespace: str, memory_id: str, body: M.SupersedeIn, c: C) -> dict[str, Any]:
         fields = body.model_dump(exclude={"content", "sources"})
         done = call(svc.supersede, c, namespace, memory_id, body.content, body.sources, **fields)
         return done.to_dict()
 
-    @app.get(f"{NS}/memories/{{memory_id:path}}", response_model=M.MemoryOut, tags=["memories"])
+    @app.get(f"{MEM}", response_model=M.MemoryOut, tags=["memories"])
     def get_memory(namespace: str, memory_id: str, c: C) -> dict[str, Any]:
         return call(svc.get_memory, c, namespace, memory_id).to_dict()
 
