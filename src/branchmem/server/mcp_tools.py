@@ -22,7 +22,6 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.routing import Route
 
 from ..errors import BranchmemError
-from ..store import Store
 from . import service as svc
 from .auth import Principal
 from .errors import to_payload
@@ -132,16 +131,6 @@ def build_mcp(
     ) -> dict[str, Any]:
         """Fork a new branch at an event or at another branch's head."""
         return run(ctx, svc.create_branch, namespace, name, at).to_dict()
-
-    if hasattr(Store, "context") and hasattr(svc, "context"):  # wired once Store.context exists
-        context_fn: Callable[..., Any] = svc.context
-
-        @server.tool()
-        def context(
-            ctx: Context, at: str, query: str = "", namespace: str | None = None
-        ) -> dict[str, Any]:
-            """What a model should see at ``at``: the path and the visible memories."""
-            return dict(run(ctx, context_fn, namespace, at, query))
 
     return server
 
