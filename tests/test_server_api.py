@@ -311,3 +311,21 @@ def test_internal_errors_use_the_error_shape(served: Served, monkeypatch: Any) -
     r = call(served, "alice", "alice", "GET", "branches", {})
     err = assert_error(r, 500, "BranchmemError")
     assert "boom" not in str(err)
+
+
+def test_through_httpx_asgi_transport(served: Served) -> None:
+    import asyncio
+
+    import httpx
+
+    async def run() -> list[Any]:
+        transport = httpx.ASGITransport(app=served.client.app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+            return [
+                await c.get(f"{NS}/alice/memories", params={"at": "e2"}, headers=served.h("alice")),
+                await c.get(f"{NS}/bob/memories", params={"at": "e2"}, headers=served.h("alice")),
+            ]
+
+    ok, hidden = asyncio.run(run())
+    assert [m["id"] for m in ok.json()["memories"]] == ["m-cd"]
+    assert_error(hidden, 404, "UnknownNamespace")
