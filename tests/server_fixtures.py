@@ -52,6 +52,7 @@ def seed(store: Store, ns: str) -> None:
         ]
     )
     store.add_memory("用户搬去成都", sources=["e2"], key="city", id="m-cd", namespace=ns)
+    store.add_memory("早已过期", sources=["e1"], id="m-old", expires_at=1.0, namespace=ns)
     store.create_branch("main", at="e1", namespace=ns)
     store.snapshot("main", "v1", namespace=ns)
 

@@ -109,6 +109,13 @@ def test_search_purge_audit(any_store: Any) -> None:
     opts = {"embedder": "hashing"} if isinstance(s, Store) else {}
     [hit, _] = s.search("花生", at="e2", k=2, **opts)
     assert hit.memory == m and hit.via == "e2" and set(hit.parts) >= {"keyword", "vector"}
+    s.touch([m.id], now=100.0)
+    assert s.score(m.id, now=100.0) > 0
+    old = s.add_memory("过期的事实", sources=["e1"], expires_at=50.0)
+    assert s.archive_expired(now=100.0) == [old.id]
+    assert s.restore(old.id) == old
+    s.create_branch("tmp/a", at="e1")
+    assert s.prune_branches("tmp", 0) == ["tmp/a"]
     assert s.purge(memories=[m.id]) == [m.id]
     assert [a.op for a in s.audit()][-1] == "purge"
 
@@ -154,3 +161,8 @@ def test_remote_only_errors() -> None:
     owner = RemoteStore("http://testserver", api_key=served.key["owner"], http_client=served.client)
     with pytest.raises(InvalidInput, match="chosen by the server"):
         owner.search("x", at="e1", embedder="openai:m@http://127.0.0.1:1")
+
+
+def test_remote_store_has_every_public_method_of_store() -> None:
+    public = {n for n in dir(Store) if not n.startswith("_")}
+    assert public <= {n for n in dir(RemoteStore) if not n.startswith("_")}

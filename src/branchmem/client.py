@@ -281,6 +281,38 @@ class RemoteStore:
         body = {"query": query, "at": anchors, "k": k, **options}
         return [_hit(h) for h in self._send("POST", namespace, "search", json=body)["hits"]]
 
+    def touch(
+        self,
+        ids: Iterable[str],
+        *,
+        namespace: str | None = None,
+        now: float | None = None,
+        actor: str | None = None,
+    ) -> None:
+        """`Store.touch`."""
+        if isinstance(ids, str):
+            raise InvalidInput("touch() takes a list of memory ids, e.g. touch([m.id])")
+        self._send("POST", namespace, "touch", json={"ids": list(ids), "now": now})
+
+    def score(
+        self, memory_id: str, *, now: float | None = None, namespace: str | None = None
+    ) -> float:
+        """`Store.score`."""
+        d = self._send("GET", namespace, "memories", memory_id, "score", params={"now": now})
+        return float(d["score"])
+
+    def archive_expired(
+        self, now: float | None = None, *, namespace: str | None = None, actor: str | None = None
+    ) -> list[str]:
+        """`Store.archive_expired`."""
+        return list(self._send("POST", namespace, "archive", json={"now": now})["ids"])
+
+    def restore(
+        self, memory_id: str, *, namespace: str | None = None, actor: str | None = None
+    ) -> Memory:
+        """`Store.restore`."""
+        return Memory.from_dict(self._send("POST", namespace, "memories", memory_id, "restore"))
+
     # -------------------------------------------------------------- branches
     def create_branch(
         self, name: str, *, at: str, namespace: str | None = None, actor: str | None = None
@@ -377,6 +409,19 @@ class RemoteStore:
         body = {"keep": keep, "branch": branch, "expected_head": expected_head}
         d = self._send("POST", namespace, "conflicts", conflict_id, "resolve", json=body)
         return Event.from_dict(d)
+
+    def prune_branches(
+        self,
+        prefix: str,
+        older_than: float,
+        *,
+        namespace: str | None = None,
+        now: float | None = None,
+        actor: str | None = None,
+    ) -> list[str]:
+        """`Store.prune_branches`."""
+        body = {"prefix": prefix, "older_than": older_than, "now": now}
+        return list(self._send("POST", namespace, "prune", json=body)["ids"])
 
     # ----------------------------------------------------------------- admin
     def purge(

@@ -236,15 +236,32 @@ def _routes(app: FastAPI, served: Served) -> None:
         done = call(svc.supersede, c, namespace, memory_id, body.content, body.sources, **fields)
         return done.to_dict()
 
-    @app.get(f"{MEM}", response_model=M.MemoryOut, tags=["memories"])
-    def get_memory(namespace: str, memory_id: str, c: C) -> dict[str, Any]:
-        return call(svc.get_memory, c, namespace, memory_id).to_dict()
-
     @app.post(f"{NS}/search", response_model=M.HitsOut, tags=["memories"])
     def post_search(namespace: str, body: M.SearchIn, c: C) -> dict[str, Any]:
         options = body.model_dump(exclude={"query", "at", "k"})
         hits = call(svc.search, c, namespace, body.query, body.at, body.k, **options)
         return {"hits": [h.to_dict() for h in hits]}
+
+    @app.get(f"{MEM}/score", response_model=M.ScoreOut, tags=["lifecycle"])
+    def get_score(namespace: str, memory_id: str, c: C, now: float | None = None) -> dict[str, Any]:
+        return {"score": call(svc.score, c, namespace, memory_id, now)}
+
+    @app.post(f"{MEM}/restore", response_model=M.MemoryOut, tags=["lifecycle"])
+    def post_restore(namespace: str, memory_id: str, c: C) -> dict[str, Any]:
+        return call(svc.restore, c, namespace, memory_id).to_dict()
+
+    @app.post(f"{NS}/touch", response_model=M.IdsOut, tags=["lifecycle"])
+    def post_touch(namespace: str, body: M.TouchIn, c: C) -> dict[str, Any]:
+        call(svc.touch, c, namespace, body.ids, body.now)
+        return {"ids": body.ids}
+
+    @app.post(f"{NS}/archive", response_model=M.IdsOut, tags=["lifecycle"])
+    def post_archive(namespace: str, body: M.ArchiveIn, c: C) -> dict[str, Any]:
+        return {"ids": call(svc.archive_expired, c, namespace, body.now)}
+
+    @app.get(f"{MEM}", response_model=M.MemoryOut, tags=["memories"])
+    def get_memory(namespace: str, memory_id: str, c: C) -> dict[str, Any]:
+        return call(svc.get_memory, c, namespace, memory_id).to_dict()
 
     # ----------------------------------------------------------- branches
     @app.post(f"{NS}/branches", response_model=M.BranchOut, tags=["branches"])
@@ -310,6 +327,11 @@ def _routes(app: FastAPI, served: Served) -> None:
         namespace: str, branch: str, c: C, offset: Offset = 0, limit: Limit = None
     ) -> dict[str, Any]:
         return _paged(call(svc.history, c, namespace, branch, offset, limit), "moves")
+
+    @app.post(f"{NS}/prune", response_model=M.IdsOut, tags=["branches"])
+    def post_prune(namespace: str, body: M.PruneIn, c: C) -> dict[str, Any]:
+        pruned = call(svc.prune_branches, c, namespace, body.prefix, body.older_than, body.now)
+        return {"ids": pruned}
 
     # -------------------------------------------------------------- admin
     @app.post(f"{NS}/purge", response_model=M.PurgeOut, tags=["admin"])

@@ -115,6 +115,21 @@ class RollbackIn(_In):
     to: str
 
 
+class TouchIn(_In):
+    ids: list[str]
+    now: float | None = None
+
+
+class ArchiveIn(_In):
+    now: float | None = None
+
+
+class PruneIn(_In):
+    prefix: str
+    older_than: float
+    now: float | None = None
+
+
 class PurgeIn(_In):
     events: list[str] = []
     memories: list[str] = []
@@ -280,6 +295,14 @@ class HistoryOut(_Paged):
 
 class AuditOut(_Paged):
     entries: list[AuditEntryOut]
+
+
+class IdsOut(BaseModel):
+    ids: list[str]
+
+
+class ScoreOut(BaseModel):
+    score: float
 
 
 class PurgeOut(BaseModel):

@@ -203,6 +203,27 @@ def search(
     return ctx.store.search(query, at=at, k=k, namespace=ns, **options)
 
 
+def touch(ctx: Ctx, namespace: str, ids: list[str], now: float | None = None) -> None:
+    """Record one use of each memory (`Store.touch`)."""
+    ns = ctx.allow(namespace, "write")
+    ctx.limits.batch(ids, "ids")
+    ctx.store.touch(ids, namespace=ns, now=now, actor=ctx.who.name)
+
+
+def score(ctx: Ctx, namespace: str, memory_id: str, now: float | None = None) -> float:
+    return ctx.store.score(memory_id, now=now, namespace=ctx.allow(namespace, "read"))
+
+
+def archive_expired(ctx: Ctx, namespace: str, now: float | None = None) -> list[str]:
+    ns = ctx.allow(namespace, "write")
+    return ctx.store.archive_expired(now, namespace=ns, actor=ctx.who.name)
+
+
+def restore(ctx: Ctx, namespace: str, memory_id: str) -> Memory:
+    ns = ctx.allow(namespace, "write")
+    return ctx.store.restore(memory_id, namespace=ns, actor=ctx.who.name)
+
+
 # ---------------------------------------------------------------- branches
 def create_branch(ctx: Ctx, namespace: str, name: str, at: str) -> Branch:
     ns = ctx.allow(namespace, "write", name)
@@ -296,6 +317,14 @@ def history(
     ns = ctx.allow(namespace, "read")
     moves: list[HeadMove] = ctx.store.history(branch, namespace=ns)
     return page(moves, offset, ctx.limits.page(limit))
+
+
+def prune_branches(
+    ctx: Ctx, namespace: str, prefix: str, older_than: float, now: float | None = None
+) -> list[str]:
+    """Delete stale branch pointers under ``prefix`` (needs write on ``prefix/*``)."""
+    ns = ctx.allow(namespace, "write", prefix.rstrip("/") + "/*")
+    return ctx.store.prune_branches(prefix, older_than, namespace=ns, now=now, actor=ctx.who.name)
 
 
 # ------------------------------------------------------------------- admin
