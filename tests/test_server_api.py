@@ -72,7 +72,7 @@ def _template(path: str) -> str:
 def test_the_table_covers_every_route(served: Served) -> None:
     spec = served.client.get("/openapi.json").json()
     listed = {
-        (m.upper(), p) for p, ops in spec["paths"].items() for m in ops if p.startswith("/v1/")
+        (m.upper(), p) for p, ops in spec["paths"].items() for m in ops if p.startswith(f"{NS}/")
     }
     table = {(m, f"{NS}/{{namespace}}/{_template(p)}") for m, p, _ in ROUTES}
     assert table == listed
@@ -268,6 +268,12 @@ def test_revoked_key_is_refused(served: Served) -> None:
     served.keys.revoke(info.id)
     r = call(served, "bob", "bob", "GET", "branches", {})
     assert_error(r, 401, "Unauthorized")
+
+
+def test_me_names_the_principal_and_its_grants(served: Served) -> None:
+    r = served.client.get("/v1/me", headers=served.h("alice"))
+    assert r.json() == {"principal": "alice", "grants": ["alice:write", "shared:read"]}
+    assert_error(served.client.get("/v1/me"), 401, "Unauthorized")
 
 
 def test_healthz_needs_no_key(served: Served) -> None:

@@ -164,6 +164,12 @@ def _routes(app: FastAPI, served: Served) -> None:
     def healthz() -> dict[str, Any]:
         return {"status": "ok", "version": __version__}
 
+    @app.get("/v1/me", response_model=M.MeOut, tags=["health"])
+    def me(request: Request) -> dict[str, Any]:
+        """Who the key acts as, and its grants (the namespaces it may see)."""
+        who = served.principal(key_of(request))
+        return {"principal": who.name, "grants": [str(g) for g in who.grants]}
+
     # ------------------------------------------------------------- events
     @app.post(f"{NS}/events", response_model=M.EventsOut, tags=["events"])
     def post_events(namespace: str, body: M.EventIn | M.EventsIn, c: C) -> dict[str, Any]:

@@ -313,6 +313,11 @@ class DeletedOut(BaseModel):
     deleted: str
 
 
+class MeOut(BaseModel):
+    principal: str
+    grants: list[str] = Field(description="NAMESPACE:ROLE[:branch=GLOB], namespace may be a glob")
+
+
 class HealthOut(BaseModel):
     status: str
     version: str
