@@ -341,3 +341,21 @@ def test_through_httpx_asgi_transport(served: Served) -> None:
     ok, hidden = asyncio.run(run())
     assert [m["id"] for m in ok.json()["memories"]] == ["m-cd"]
     assert_error(hidden, 404, "UnknownNamespace")
+
+
+def test_without_keys_only_loopback_hosts_are_answered() -> None:
+    from fastapi.testclient import TestClient
+
+    from branchmem import Store
+    from branchmem.server.app import create_app
+
+    with Store() as store:
+        app = create_app(store, None, mcp=False)
+        seed(store, "default")
+        local = TestClient(app, base_url="http://127.0.0.1:8080")
+        r = local.get(f"{NS}/default/memories", params={"at": "e2"})
+        assert [m["id"] for m in r.json()["memories"]] == ["m-cd"]
+        assert local.get("/v1/me").json()["principal"] == "anonymous"
+        for host in ("http://testserver", "http://evil.example:8080", "http://127.0.0.1.evil"):
+            r = TestClient(app, base_url=host).get(f"{NS}/default/memories", params={"at": "e2"})
+            assert_error(r, 403, "Forbidden")

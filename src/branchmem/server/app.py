@@ -22,7 +22,7 @@ from . import models as M
 from . import service as svc
 from .auth import ANONYMOUS, KeyStore, Principal
 from .errors import Unauthorized, UnknownRoute, to_payload
-from .limits import BodyLimit
+from .limits import BodyLimit, LoopbackHosts
 from .service import Ctx, Limits, Page
 
 T = TypeVar("T")
@@ -103,6 +103,8 @@ def create_app(
 
         mount_mcp(app, served)
     app.add_middleware(BodyLimit, max_bytes=served.limits.max_body_bytes)
+    if keys is None:
+        app.add_middleware(LoopbackHosts)
     return app
 
 

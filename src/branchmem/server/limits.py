@@ -1,7 +1,12 @@
-"""A pure ASGI middleware that refuses request bodies over a size cap (413).
+"""Request guards as pure ASGI middleware, answering in the one error shape.
 
-It reads the body before the application does, so a body sent without a
-``Content-Length`` (chunked) is refused at the cap too, not buffered whole.
+`BodyLimit` refuses request bodies over a size cap (413). It reads the body
+before the application does, so a body sent without a ``Content-Length``
+(chunked) is refused at the cap too, not buffered whole.
+
+`LoopbackHosts` guards a server without keys: it answers only requests whose
+``Host`` is a loopback name, so a web page cannot reach it through DNS
+rebinding (a name of the attacker's that resolves to 127.0.0.1).
 """
 
 from __future__ import annotations
@@ -9,7 +14,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .errors import PayloadTooLarge, to_payload
+from ..errors import BranchmemError
+from .errors import Forbidden, PayloadTooLarge, to_payload
 
 ASGI = Any
 
@@ -51,15 +57,41 @@ class BodyLimit:
             f"the request body is {size} bytes or more; this server takes at most "
             f"{self.max_bytes}: send smaller batches"
         )
-        body = json.dumps(to_payload(exc, {"max_bytes": self.max_bytes})).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": exc.http_status,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        await answer(send, exc, {"max_bytes": self.max_bytes})
+
+
+LOOPBACK_NAMES = (b"127.0.0.1", b"localhost", b"[::1]")
+
+
+class LoopbackHosts:
+    def __init__(self, app: ASGI) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            host = dict(scope.get("headers") or []).get(b"host", b"")
+            name = host.rsplit(b":", 1)[0] if not host.endswith(b"]") else host
+            if name not in LOOPBACK_NAMES:
+                exc = Forbidden(
+                    f"this server has no keys and answers only loopback hosts "
+                    f"(127.0.0.1, localhost, [::1]), not {host.decode(errors='replace')!r}"
+                )
+                await answer(send, exc)
+                return
+        await self.app(scope, receive, send)
+
+
+async def answer(send: Any, exc: BranchmemError, detail: dict[str, Any] | None = None) -> None:
+    """Send ``exc`` as the one error shape, from outside the application."""
+    body = json.dumps(to_payload(exc, detail)).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": exc.http_status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
