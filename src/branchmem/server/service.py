@@ -83,6 +83,7 @@ def page(items: list[T], offset: int, limit: int) -> Page:
 # ------------------------------------------------------------------ events
 def add_events(ctx: Ctx, namespace: str, items: Sequence[Mapping[str, Any]]) -> list[Event]:
     """Add events (one with ``branch`` goes under that branch's head)."""
+    ctx.allow(namespace, "read")  # an unknown namespace answers before any other check
     ctx.limits.batch(items, "events")
     branches = {i.get("branch") for i in items}
     if len(items) == 1 and None not in branches:
@@ -113,6 +114,7 @@ def path(
 # ----------------------------------------------------------------- records
 def add_memories(ctx: Ctx, namespace: str, items: Sequence[Mapping[str, Any]]) -> list[Memory]:
     """Add records; one with ``branch`` is a `Store.remember` on that branch."""
+    ctx.allow(namespace, "read")  # an unknown namespace answers before any other check
     ctx.limits.batch(items, "memories")
     branches = {i.get("branch") for i in items}
     if len(items) == 1 and None not in branches:
