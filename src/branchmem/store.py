@@ -49,6 +49,8 @@ from .validate import (
 )
 
 if TYPE_CHECKING:
+    from .context import Context
+    from .extract.proposal import Extractor
     from .retrieval.hit import Hit
 
 
@@ -736,6 +738,69 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         from .retrieval.search import search
 
         return search(self, query, at=at, k=k, namespace=namespace, **options)
+
+    # ------------------------------------------------------- extraction, context
+    def extract(
+        self,
+        at: str,
+        *,
+        extractor: Extractor | None = None,
+        window: int = 8,
+        namespace: str = "default",
+    ) -> list[Memory]:
+        """Run ``extractor`` (default: the offline `branchmem.extract.RuleExtractor`)
+        on the last ``window`` events of the path to ``at`` and the memories
+        visible there, and write its proposals as gated records: new facts,
+        supersedes and retractions, each sourced from the messages it came from.
+        Proposals citing events off the path, or targeting memories not visible
+        at ``at``, are dropped (fail closed). Idempotent: ids come from the
+        proposals, so a second run at the same anchor writes nothing. Returns
+        the records written (`branchmem.extract.extract` also reports drops).
+
+        >>> store = Store()
+        >>> _ = store.add_event("e1", content="我在腾讯做产品经理。")
+        >>> [m.key for m in store.extract(at="e1")]
+        ['user.employer', 'user.job']
+        >>> store.extract(at="e1")
+        []
+        """
+        from .extract.writer import extract
+
+        done = extract(self, at, extractor=extractor, window=window, namespace=namespace)
+        return list(done.written)
+
+    def context(
+        self,
+        at: str | Sequence[str] | None,
+        *,
+        query: str | None = None,
+        window: int | None = 8,
+        k: int | None = 10,
+        namespace: str = "default",
+        **search_options: Any,
+    ) -> Context:
+        """What a model sees at ``at``: the last ``window`` messages on the path
+        (root first; ``None`` for the whole path, 0 for none) and up to ``k``
+        visible memories (``None`` for all), ranked by `search` for ``query``
+        or by importance and recency without one. ``at`` may be a scope chain;
+        the messages then come from its first anchor. ``search_options`` go to
+        `search` (``embedder``, ``mode``, ...).
+
+        >>> store = Store()
+        >>> _ = store.add_event("e1", content="我在阿里巴巴上班。")
+        >>> _ = store.extract(at="e1")
+        >>> print(store.context(at="e1").text())
+        相关记忆：
+        - 用户在阿里巴巴工作
+        <BLANKLINE>
+        对话记录：
+        用户：我在阿里巴巴上班。
+        """
+        from .context import build_context
+
+        return build_context(
+            self, at, query=query, window=window, k=k, namespace=namespace, **search_options
+        )
 
 
 def _new_id() -> str:
