@@ -116,6 +116,22 @@ class SummaryExtractor:
         )
 
 
+_LABEL = re.compile(r"^(?:用户|助手|工具|系统|备注|更正|User|Assistant|Tool|System|Update)[：:] ?")
+
+
+def _revise_lines(lines: list[str], old: list[str], keep: list[str]) -> list[str]:
+    """The summary's lines without the clauses stating ``old``; a line left
+    empty goes, its role label with it."""
+    out = []
+    for line in lines:
+        m = _LABEL.match(line)
+        label, body = (m.group(0), line[m.end() :]) if m else ("", line)
+        body = without(body, old, keep)
+        if body:
+            out.append(label + body)
+    return out
+
+
 def revise_summaries(visible: list[Memory], proposals: list[Proposal]) -> list[Proposal]:
     """The rewrites of visible summaries that state a value ``proposals`` change.
 
@@ -138,14 +154,14 @@ def revise_summaries(visible: list[Memory], proposals: list[Proposal]) -> list[P
         for s in state.values():
             if not is_summary(s) or old.casefold() not in s.content.casefold():
                 continue
-            text = without(s.content, [old], keep)
-            if text == s.content:
-                continue
             lang = (s.meta or {}).get("lang", language(s.content))
+            sep = "；" if lang == "zh" else "; "
+            lines = _revise_lines(s.content.split(sep), [old], keep)
+            if sep.join(lines) == s.content:
+                continue
             if p.op == UPDATE:
-                text = (
-                    f"{text}{'；' if lang == 'zh' else '; '}{_FIX.get(lang, 'Update: ')}{p.content}"
-                )
+                lines.append(f"{_FIX.get(lang, 'Update: ')}{p.content}")
+            text = sep.join(lines)
             sources = tuple(dict.fromkeys(s.sources + p.sources))
             meta = {**(s.meta or {}), "revised": True}
             out.append(Proposal(UPDATE, text or "…", sources, target=s.id, meta=meta))
