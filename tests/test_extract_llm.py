@@ -33,7 +33,7 @@ def server() -> Iterator[tuple[str, Script]]:
     script = Script()
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - the http.server hook name
+        def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers["Content-Length"]))
             script.requests.append(
                 {"path": self.path, "auth": self.headers.get("Authorization"), **json.loads(body)}
@@ -194,7 +194,7 @@ def test_off_path_sources_and_unknown_targets_are_dropped(
 def test_slow_reply_times_out(server: tuple[str, Script], convo: Store) -> None:
     url, script = server
     script.reply(facts([]), delay=1.5)
-    with pytest.raises(ExtractionError, match="did not answer within 0.3s"):
+    with pytest.raises(ExtractionError, match=r"did not answer within 0\.3s"):
         convo.extract(at="e3", extractor=LLMExtractor(url, "m", timeout=0.3))
     assert [m.id for m in convo.memories(at="e3")] == ["m-tencent"]
 
@@ -215,7 +215,7 @@ def test_not_a_chat_completion_and_unreachable(server: tuple[str, Script], convo
     with pytest.raises(ExtractionError, match="chat completions shape"):
         convo.extract(at="e3", extractor=LLMExtractor(url, "m"))
     dead = LLMExtractor("http://127.0.0.1:9/v1", "m", timeout=2)
-    with pytest.raises(ExtractionError, match="could not reach|did not answer"):
+    with pytest.raises(ExtractionError, match=r"could not reach|did not answer"):
         convo.extract(at="e3", extractor=dead)
 
 

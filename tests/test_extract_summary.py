@@ -34,7 +34,7 @@ def test_summary_sources_are_exactly_the_summarised_events(store: Store) -> None
         == summaries(store, "b3")
         == ["用户：你好，我想订酒店。；助手：好的，去哪个城市？"]
     )
-    shared = [m for m in store.memories(at="a3") if is_summary(m)][0]
+    shared = next(m for m in store.memories(at="a3") if is_summary(m))
     assert shared.sources == ("e1", "e2") and shared.kind == "episodic"
     # a tail summary that includes the abandoned message stays on its branch
     tail = SummaryExtractor(every=2, partial=True)
@@ -85,7 +85,7 @@ def test_a_summary_written_after_the_change_leaves_the_old_value_out(store: Stor
     assert "Oslo" not in text and "Bergen" in text
     # e1's only clause stated the old city, so its line is left out
     assert summaries(store, "e2") == ["User: Actually I'm moving to Bergen, the rent is lower."]
-    summary = [m for m in store.memories(at="e2") if is_summary(m)][0]
+    summary = next(m for m in store.memories(at="e2") if is_summary(m))
     assert summary.sources == ("e1", "e2")
 
 

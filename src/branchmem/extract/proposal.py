@@ -134,10 +134,12 @@ def proposal_id(p: Proposal) -> str:
 
 def updated_meta(old: Memory, p: Proposal) -> dict[str, Any] | None:
     """The meta of the record that replaces ``old``: the proposal's (or the old
-    one's), plus ``previous``, every value this fact held before on the path,
+    one's), plus ``previous``, every value this fact held before on the path
+    (the old record's ``previous`` and ``value``, and any the proposal names),
     so that a summary written later can leave superseded values out."""
     meta = dict(p.meta) if p.meta is not None else dict(old.meta or {})
     prior = list((old.meta or {}).get("previous", []))
+    prior += [v for v in (p.meta or {}).get("previous", []) if v not in prior]
     value = (old.meta or {}).get("value")
     if isinstance(value, str) and value and value != meta.get("value") and value not in prior:
         prior.append(value)
