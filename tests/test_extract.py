@@ -115,8 +115,8 @@ def test_assistant_messages_are_read_only_when_asked(store: Store) -> None:
 @pytest.mark.parametrize(
     ("proposal", "why"),
     [
-        (Proposal("add", "x", ("b2",)), "not events on the path"),
-        (Proposal("add", "x", ("nowhere",)), "not events on the path"),
+        (Proposal("add", "x", ("b2",)), "not events read on the path"),
+        (Proposal("add", "x", ("nowhere",)), "not events read on the path"),
         (Proposal("add", "x", ()), "source"),
         (Proposal("update", "x", ("a2",), target="m-b"), "not a memory visible"),
         (Proposal("delete", "", ("a2",), target="m-unknown"), "not a memory visible"),
@@ -187,3 +187,15 @@ def test_extract_on_a_branch_name_and_a_waiting_anchor(store: Store) -> None:
     assert [m.content for m in store.extract(at="main")] == ["User lives in Lima"]
     store.add_event("w2", parent="not-yet", content="I live in Quito.")
     assert store.extract(at="w2") == []  # no path yet: nothing to read, nothing written
+
+
+def test_path_last_reads_only_the_tail(store: Store) -> None:
+    store.add_events([{"id": f"e{i}", "parent": f"e{i - 1}" if i else None} for i in range(6)])
+    store.add_event("m", parent=["e5", "e2"])
+    assert [e.id for e in store.path("e5", last=2)] == ["e4", "e5"]
+    assert [e.id for e in store.path("e5", last=99)] == [e.id for e in store.path("e5")]
+    assert store.path("e5", last=0) == []
+    assert [e.id for e in store.path("m", last=3)] == ["e2", "e5", "m"]  # nearest first
+    for bad in (-1, 1.5, True):
+        with pytest.raises(InvalidInput, match="last"):
+            store.path("e5", last=bad)  # type: ignore[arg-type]

@@ -186,7 +186,9 @@ def test_off_path_sources_and_unknown_targets_are_dropped(
     assert [m.content for m in done.written] == ["用户在阿里巴巴工作"]
     reasons = [d.reason for d in done.dropped]
     assert len(reasons) == 4
-    assert "not events on the path" in reasons[0] and "not events on the path" in reasons[1]
+    assert (
+        "not events read on the path" in reasons[0] and "not events read on the path" in reasons[1]
+    )
     assert "not a memory visible" in reasons[2] and "needs target" in reasons[3]
     assert not any("爬山" in m.content for m in convo.memories(at="x3"))
 

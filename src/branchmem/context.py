@@ -109,8 +109,9 @@ def build_context(
         if not chain:
             return Context((), [], [], query)
         first, key = chain[0], tuple(chain)
-    path = store.path(first, namespace=namespace)
-    shown = path if window is None else path[len(path) - window :] if window else []
+    shown = store.path(first, namespace=namespace, last=1 if window == 0 else window)
+    if window == 0:
+        shown = []
     messages = [{"role": e.role, "content": e.content} for e in shown]
     visible = [
         m

@@ -667,10 +667,15 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
                 reason += f"; but reads {when} leave it out: {note}"
             return Explanation(memory_id, at, True, reason, sources, hidden_by_time=note)
 
-    def path(self, at: str | None, namespace: str = "default") -> list[Event]:
+    def path(
+        self, at: str | None, namespace: str = "default", *, last: int | None = None
+    ) -> list[Event]:
         """The anchor's ancestors and itself, root first (a topological order for merges).
 
         An anchor still waiting for a parent has no path yet (``[]``).
+        ``last=n`` returns only the path's last ``n`` events (below a merge, the
+        ``n`` nearest ancestors), reading about ``n`` events instead of the
+        whole path.
 
         >>> store = Store()
         >>> _ = store.add_events([{"id": "e1"}, {"id": "e2", "parent": "e1"}])
@@ -678,7 +683,9 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         ['e1', 'e2']
         """
         ns = check_namespace(namespace)
-        if at is None:
+        if last is not None and (not isinstance(last, int) or isinstance(last, bool) or last < 0):
+            raise InvalidInput(f"last must be a non-negative integer or None, got {last!r}")
+        if at is None or last == 0:
             return []
         with self._b.reading():
             anchor_id, pos = self._anchor(ns, at)
@@ -688,13 +695,14 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
             # connected event is connected, and (segment, seq) order is topological.
             found: dict[str, EventRow] = {}
             frontier = [anchor_id]
-            while frontier:
+            while frontier and (last is None or len(found) < last):
                 rows = self._b.get_events(ns, frontier)
                 found.update(rows)
                 frontier = list(
                     {p for r in rows.values() for p in r.event.parents if p not in found}
                 )
-        return [r.event for r in sorted(found.values(), key=_POS)]
+        events = [r.event for r in sorted(found.values(), key=_POS)]
+        return events if last is None else events[-last:]
 
     def get_event(self, event_id: str, namespace: str = "default") -> Event:
         """The stored event, or `UnknownEvent`."""

@@ -1,7 +1,8 @@
 """The writer: proposals in, gated records out, failing closed.
 
 Every proposal is checked before anything is written: its sources must be
-events on the path to the anchor, its target a memory visible there (or an
+events of the window read on the path to the anchor (or sources of a memory
+visible there, which the gate already put on the path), its target a memory visible there (or an
 ``add`` earlier in the same batch), its fields valid. A proposal that fails
 is dropped and reported in `Extraction.dropped`, never written. Record ids
 come from the proposal (`proposal_id`), so running the same extraction again
@@ -89,15 +90,17 @@ def extract(
         raise InvalidInput(
             f"extractor must have propose(window, visible), got {type(extractor).__name__}"
         )
-    path = store.path(at, namespace=ns)  # UnknownAnchor for an unknown anchor
+    events = store.path(at, namespace=ns, last=window)  # UnknownAnchor for an unknown anchor
+    if not events:
+        return Extraction(at, (), (), 0)
     visible = [
         m for m in store.memories(at=at, namespace=ns) if m.target is None and m.kind in KINDS
     ]
-    if not path:
-        return Extraction(at, (), (), 0)
-    proposals = checked_proposals(extractor.propose(path[-window:], visible), extractor)
+    proposals = checked_proposals(extractor.propose(events, visible), extractor)
     proposals += revise_summaries(visible, proposals)
-    good, dropped = _check(proposals, {e.id for e in path}, {m.id: m for m in visible})
+    # On the path: the window, and the sources of what is visible (the gate put them there).
+    on_path = {e.id for e in events} | {s for m in visible for s in m.sources}
+    good, dropped = _check(proposals, on_path, {m.id: m for m in visible})
     for d in dropped:
         log.warning("extract at %r dropped a proposal: %s", at, d.reason)
     written, already = _write(store, ns, good)
@@ -144,7 +147,10 @@ def _problem(p: Proposal, on_path: set[str]) -> str | None:
         return "a proposal must name its source events (sources=[event ids])"
     off = [s for s in p.sources if s not in on_path]
     if off:
-        return f"source(s) {off!r} are not events on the path to the anchor"
+        return (
+            f"source(s) {off!r} are not events read on the path to the anchor (the "
+            "window) nor sources of a memory visible there"
+        )
     if p.op == ADD and p.target is not None:
         return "an add has no target; use op='update' to change a memory"
     if p.op != ADD and not isinstance(p.target, str):
