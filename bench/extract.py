@@ -103,6 +103,9 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="2,000 messages and memories")
     ap.add_argument("--messages", type=int, help="messages in the conversation")
     ap.add_argument("--rounds", type=int, default=15, help="context() rounds (default 15)")
+    ap.add_argument(
+        "--backends", default="memory,sqlite", help="for extract(): memory,sqlite (default both)"
+    )
     args = ap.parse_args()
     n = args.messages or (2_000 if args.quick else 10_000)
     rng = random.Random(7)
@@ -115,7 +118,7 @@ def main() -> None:
     print(f"RuleExtractor.parse: {n / t:,.0f} messages/s ({facts:,} facts found)")
 
     with tempfile.TemporaryDirectory() as tmp:
-        for backend in ("memory", "sqlite"):
+        for backend in args.backends.split(","):
             stores = []
             for name in ("extract", "manual"):
                 stores.append(Store() if backend == "memory" else Store(f"{tmp}/{name}.db"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..errors import InvalidInput
 from ..model import ROLES, Event, Memory
@@ -84,33 +85,7 @@ class RuleExtractor:
     def parse(self, text: str) -> list[Fact]:
         """Every fact stated in ``text``, clause by clause (questions and
         suppositions state nothing)."""
-        out: dict[tuple[str, str], Fact] = {}
-        carry = False  # "我叫张伟，住在南京": the subject carries to the next clause
-        for raw in CLAUSE.split(text):
-            clause = _LEAD.sub("", raw.strip()).strip()
-            if not clause or QUESTION.search(clause):
-                carry = False
-                continue
-            lang = language(clause)
-            if lang == "zh":
-                if _SELF.match(clause):
-                    carry = True
-                elif carry and not _SUBJECT.match(clause):
-                    clause = "我" + clause
-                else:
-                    carry = False
-            seen: set[str] = set()
-            for key, op, pat in ZH if lang == "zh" else EN:
-                if key in seen:
-                    continue
-                m = pat.search(clause)
-                if m is None:
-                    continue
-                value = _clean(m.group("v"), lang)
-                if value:
-                    seen.add(key)
-                    out.setdefault((key, norm(value)), Fact(op, key, value, lang))
-        return list(out.values())
+        return list(_parse(text))
 
     def propose(self, window: list[Event], visible: list[Memory]) -> list[Proposal]:
         """Facts of the window's messages, reconciled with what is visible."""
@@ -119,7 +94,7 @@ class RuleExtractor:
         for i, ev in enumerate(window):
             if ev.role not in self.roles:
                 continue
-            for f in self.parse(ev.content):
+            for f in _parse(ev.content):
                 state = apply(visible, out)
                 mine = [m for m in state if m.key == f.key and m.target is None]
 
@@ -128,6 +103,39 @@ class RuleExtractor:
 
                 out += _reconcile(f, ev.id, mine, newer)
         return out
+
+
+@lru_cache(maxsize=4096)
+def _parse(text: str) -> tuple[Fact, ...]:
+    """`RuleExtractor.parse`, cached: extraction after every message reads each
+    message once per call while it stays in the window."""
+    out: dict[tuple[str, str], Fact] = {}
+    carry = False  # "我叫张伟，住在南京": the subject carries to the next clause
+    for raw in CLAUSE.split(text):
+        clause = _LEAD.sub("", raw.strip()).strip()
+        if not clause or QUESTION.search(clause):
+            carry = False
+            continue
+        lang = language(clause)
+        if lang == "zh":
+            if _SELF.match(clause):
+                carry = True
+            elif carry and not _SUBJECT.match(clause):
+                clause = "我" + clause
+            else:
+                carry = False
+        seen: set[str] = set()
+        for key, op, pat in ZH if lang == "zh" else EN:
+            if key in seen:
+                continue
+            m = pat.search(clause)
+            if m is None:
+                continue
+            value = _clean(m.group("v"), lang)
+            if value:
+                seen.add(key)
+                out.setdefault((key, norm(value)), Fact(op, key, value, lang))
+    return tuple(out.values())
 
 
 def _reconcile(
