@@ -108,8 +108,9 @@ def _proposal(
     change = held and (not key or not key.startswith("qty.") or CHANGE.search(clause))
     if any((m.meta or {}).get("value") == value for m in held):
         return [], []  # the value restated: the slot's fact already holds it
-    if any(_source_at(m, at) > i for m in held):
-        return [], []  # a later message holds the slot: this clause is history
+    here = (i, window[i].content.find(clause))
+    if any(_said_at(m, at, window) > here for m in held):
+        return [], []  # a later message (or clause) holds the slot: this clause is history
     if not change:
         return [Proposal("add", content, (source,), key=key, meta=meta)], []
     *older, last = held
@@ -127,6 +128,12 @@ def _proposal(
     p = Proposal("update", content, (source,), key=key, target=last.id, meta=meta)
     drops = [Proposal("delete", sources=(source,), target=m.id, key=key) for m in older]
     return [p, *drops], held
+
+
+def _said_at(m: Memory, at: dict[str, int], window: list[Event]) -> tuple[int, int]:
+    """Where the fact was said in the window: (message, position of its clause)."""
+    i = _source_at(m, at)
+    return (i, window[i].content.find(m.content.removeprefix(FACT_PREFIX)) if i >= 0 else -1)
 
 
 def _source_at(m: Memory, at: dict[str, int]) -> int:
