@@ -25,7 +25,10 @@ def test_all_is_sorted_and_complete() -> None:
     assert public == set(names), "export new public names through __all__"
 
 
-# Modules that need an optional extra (the rest of their packages must not).
+# Packages that need an optional extra (and say so in their docstring).
+OPTIONAL = ("branchmem.integrations.",)
+
+# Modules of the server extra (the rest of branchmem.server must not need it).
 NEEDS_AN_EXTRA = {
     "branchmem.client",  # server: httpx
     "branchmem.server.app",  # server: fastapi
@@ -38,7 +41,9 @@ def test_core_imports_only_the_standard_library() -> None:
     core = [
         m.name
         for m in pkgutil.walk_packages(branchmem.__path__, "branchmem.")
-        if not m.name.endswith("__main__") and m.name not in NEEDS_AN_EXTRA
+        if not m.name.endswith("__main__")
+        and not m.name.startswith(OPTIONAL)
+        and m.name not in NEEDS_AN_EXTRA
     ]
     code = textwrap.dedent(
         f"""
