@@ -167,3 +167,18 @@ def test_remote_store_has_every_public_method_of_store() -> None:
     # the redactor is the served store's (branchmem serve --redact), not the client's
     public = {n for n in dir(Store) if not n.startswith("_")} - {"redactor"}
     assert public <= {n for n in dir(RemoteStore) if not n.startswith("_")}
+
+
+def test_extract_and_context(any_store: Any) -> None:
+    s = any_store
+    s.add_event("e1", content="你好")
+    s.add_event("e2", parent="e1", content="我在阿里巴巴上班。")
+    s.add_event("e2b", parent="e1", content="我在腾讯上班。")
+    written = s.extract("e2")
+    assert written and all(m.sources == ("e2",) for m in written)
+    assert s.extract("e2") == []  # idempotent
+    ctx = s.context("e2", query="我在哪里工作？")
+    assert [m["content"] for m in ctx.messages] == ["你好", "我在阿里巴巴上班。"]
+    assert {m.id for m in ctx.memories} == {m.id for m in written}
+    assert "阿里巴巴" in ctx.text() and "腾讯" not in ctx.text()
+    assert s.context("e2b").memories == []

@@ -32,6 +32,8 @@ ROUTES: list[tuple[str, str, dict[str, Any]]] = [
     ("POST", "memories/m-cd/retract", {"json": {"sources": ["e2"]}}),
     ("POST", "memories/m-cd/supersede", {"json": {"content": "用户搬去重庆", "sources": ["e2"]}}),
     ("POST", "search", {"json": {"query": "搬去哪里", "at": "e2", "k": 3}}),
+    ("POST", "extract", {"json": {"at": "e2"}}),
+    ("GET", "context", {"params": {"at": "e2", "query": "搬去哪里"}}),
     ("GET", "memories/m-cd/score", {}),
     ("POST", "memories/m-old/restore", {}),
     ("POST", "touch", {"json": {"ids": ["m-cd"]}}),

@@ -124,7 +124,7 @@ def test_mcp_over_http_uses_the_same_keys(server: dict[str, Any]) -> None:
 
     names, added, other = asyncio.run(run(server["bob"]))
     assert {"add_event", "remember", "recall", "memories", "explain"} <= set(names)
-    assert {"branches", "create_branch"} <= set(names)
+    assert {"branches", "create_branch", "context"} <= set(names)
     assert _tool(added)["namespace"] == "bob"
     assert other.is_error and "UnknownNamespace" in other.content[0].text
     with RemoteStore(server["url"], api_key=server["bob"], namespace="bob") as store:

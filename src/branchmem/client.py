@@ -22,6 +22,7 @@ from urllib.parse import quote
 import httpx
 
 from .branch_types import AuditEntry, Conflict, HeadMove, MergeResult, Snapshot
+from .context import Context
 from .errors import BranchmemError, InvalidInput, StorageError
 from .model import Branch, Event, Explanation, Memory, SourceStatus
 from .retrieval.hit import Hit, HitExplanation
@@ -312,6 +313,38 @@ class RemoteStore:
     ) -> Memory:
         """`Store.restore`."""
         return Memory.from_dict(self._send("POST", namespace, "memories", memory_id, "restore"))
+
+    def extract(
+        self, at: str, *, extractor: Any = None, window: int = 8, namespace: str | None = None
+    ) -> list[Memory]:
+        """`Store.extract` with the server's offline rule extractor."""
+        if extractor is not None:
+            raise InvalidInput("extractor= is the server's, not per call; leave it out")
+        body = {"at": at, "window": window}
+        return [
+            Memory.from_dict(d)
+            for d in self._send("POST", namespace, "extract", json=body)["memories"]
+        ]
+
+    def context(
+        self,
+        at: str | Sequence[str] | None,
+        *,
+        query: str | None = None,
+        window: int | None = 8,
+        k: int | None = 10,
+        namespace: str | None = None,
+        **search_options: Any,
+    ) -> Context:
+        """`Store.context` (search options are the server's)."""
+        if search_options:
+            raise InvalidInput("search options are the server's, not per call; leave them out")
+        anchors = [at] if isinstance(at, str) else None if at is None else list(at)
+        params = {"at": anchors, "query": query, "window": window, "k": k}
+        d = self._send("GET", namespace, "context", params=params)
+        chain = tuple(d["at"]) if isinstance(d["at"], list) else d["at"]
+        mems = [Memory.from_dict(m) for m in d["memories"]]
+        return Context(chain, [dict(m) for m in d["messages"]], mems, d["query"])
 
     # -------------------------------------------------------------- branches
     def create_branch(

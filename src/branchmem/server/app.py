@@ -250,6 +250,23 @@ def _routes(app: FastAPI, served: Served) -> None:
         hits = call(svc.search, c, namespace, body.query, body.at, body.k, **options)
         return {"hits": [h.to_dict() for h in hits]}
 
+    @app.post(f"{NS}/extract", response_model=M.MemoriesOut, tags=["memories"])
+    def post_extract(namespace: str, body: M.ExtractIn, c: C) -> dict[str, Any]:
+        done = call(svc.extract, c, namespace, body.at, body.window)
+        return {"memories": [m.to_dict() for m in done], "next_offset": None}
+
+    @app.get(f"{NS}/context", response_model=M.ContextOut, tags=["memories"])
+    def get_context(
+        namespace: str,
+        c: C,
+        at: Annotated[list[str] | None, Query(description="repeat for a scope chain")] = None,
+        query: str | None = None,
+        window: Annotated[int | None, Query(ge=0)] = 8,
+        k: Annotated[int | None, Query(ge=0)] = 10,
+    ) -> dict[str, Any]:
+        anchor: str | list[str] | None = at[0] if at and len(at) == 1 else at
+        return call(svc.context, c, namespace, anchor, query, window, k).to_dict()
+
     @app.get(f"{MEM}/score", response_model=M.ScoreOut, tags=["lifecycle"])
     def get_score(namespace: str, memory_id: str, c: C, now: float | None = None) -> dict[str, Any]:
         return {"score": call(svc.score, c, namespace, memory_id, now)}

@@ -120,6 +120,14 @@ def build_mcp(
         return run(ctx, svc.explain, namespace, memory_id, at).to_dict()
 
     @server.tool()
+    def context(
+        ctx: Context, at: str, query: str | None = None, namespace: str | None = None
+    ) -> dict[str, Any]:
+        """What a model should see at ``at``: the recent messages on its path and the
+        visible memories (ranked for ``query``), with ``text``, one prompt block."""
+        return run(ctx, svc.context, namespace, at, query).to_dict()
+
+    @server.tool()
     def branches(ctx: Context, namespace: str | None = None) -> dict[str, Any]:
         """Every named branch: head, fork point, parent, visible-memory count."""
         found = run(ctx, svc.branches, namespace)

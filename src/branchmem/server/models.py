@@ -80,6 +80,11 @@ class SearchIn(_In):
     explain: bool = False
 
 
+class ExtractIn(_In):
+    at: str
+    window: int = Field(8, ge=1)
+
+
 class BranchIn(_In):
     name: str
     at: str
@@ -267,6 +272,19 @@ class EventsOut(_Paged):
 
 class MemoriesOut(_Paged):
     memories: list[MemoryOut]
+
+
+class MessageOut(BaseModel):
+    role: str
+    content: str
+
+
+class ContextOut(BaseModel):
+    at: str | list[str] | None
+    query: str | None
+    messages: list[MessageOut]
+    memories: list[MemoryOut]
+    text: str = Field(description="one prompt block: the memories, then the conversation")
 
 
 class HitsOut(BaseModel):

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ..branch_types import AuditEntry, HeadMove, MergeResult, Snapshot
+from ..context import Context
 from ..errors import BranchConflict, InvalidInput, UnknownBranch
 from ..model import Branch, Event, Explanation, Memory
 from ..retrieval.hit import Hit
@@ -224,6 +225,29 @@ def archive_expired(ctx: Ctx, namespace: str, now: float | None = None) -> list[
 def restore(ctx: Ctx, namespace: str, memory_id: str) -> Memory:
     ns = ctx.allow(namespace, "write")
     return ctx.store.restore(memory_id, namespace=ns, actor=ctx.who.name)
+
+
+def extract(ctx: Ctx, namespace: str, at: str, window: int = 8) -> list[Memory]:
+    """Run the offline rule extractor at ``at`` (`Store.extract`); returns the records
+    written. The extractor is the server's: a caller cannot point it at an endpoint."""
+    ns = ctx.allow(namespace, "write")
+    return ctx.store.extract(at, window=window, namespace=ns)
+
+
+def context(
+    ctx: Ctx,
+    namespace: str,
+    at: str | list[str] | None,
+    query: str | None = None,
+    window: int | None = 8,
+    k: int | None = 10,
+) -> Context:
+    """What a model sees at ``at`` (`Store.context`)."""
+    ns = ctx.allow(namespace, "read")
+    if k is not None and k > ctx.limits.max_k:
+        raise LimitExceeded(f"k is {k}; this server returns at most {ctx.limits.max_k} memories")
+    options = {} if ctx.embedder is None else {"embedder": ctx.embedder}
+    return ctx.store.context(at, query=query, window=window, k=k, namespace=ns, **options)
 
 
 # ---------------------------------------------------------------- branches
