@@ -243,6 +243,20 @@ def test_every_write_records_the_principal(served: Served) -> None:
     ]
 
 
+def test_extraction_records_the_principal(served: Served) -> None:
+    call(
+        served,
+        "alice",
+        "alice",
+        "POST",
+        "events",
+        {"json": {"id": "j1", "parent": "e2", "content": "我在阿里巴巴上班。"}},
+    )
+    r = call(served, "alice", "alice", "POST", "extract", {"json": {"at": "j1"}})
+    assert r.json()["memories"]
+    assert served.store.audit("alice")[-1].actor == "alice"
+
+
 def test_branch_narrowed_grant(served: Served) -> None:
     ok = call(
         served, "tasks", "alice", "POST", "branches", {"json": {"name": "task/a", "at": "e1"}}

@@ -315,7 +315,13 @@ class RemoteStore:
         return Memory.from_dict(self._send("POST", namespace, "memories", memory_id, "restore"))
 
     def extract(
-        self, at: str, *, extractor: Any = None, window: int = 8, namespace: str | None = None
+        self,
+        at: str,
+        *,
+        extractor: Any = None,
+        window: int = 8,
+        namespace: str | None = None,
+        actor: str | None = None,
     ) -> list[Memory]:
         """`Store.extract` with the server's offline rule extractor."""
         if extractor is not None:

@@ -787,6 +787,7 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         extractor: Extractor | None = None,
         window: int = 8,
         namespace: str = "default",
+        actor: str | None = None,
     ) -> list[Memory]:
         """Run ``extractor`` (default: the offline `branchmem.extract.RuleExtractor`)
         on the last ``window`` events of the path to ``at`` and the memories
@@ -806,7 +807,9 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         """
         from .extract.writer import extract
 
-        done = extract(self, at, extractor=extractor, window=window, namespace=namespace)
+        done = extract(
+            self, at, extractor=extractor, window=window, namespace=namespace, actor=actor
+        )
         return list(done.written)
 
     def context(

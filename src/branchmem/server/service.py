@@ -231,7 +231,7 @@ def extract(ctx: Ctx, namespace: str, at: str, window: int = 8) -> list[Memory]:
     """Run the offline rule extractor at ``at`` (`Store.extract`); returns the records
     written. The extractor is the server's: a caller cannot point it at an endpoint."""
     ns = ctx.allow(namespace, "write")
-    return ctx.store.extract(at, window=window, namespace=ns)
+    return ctx.store.extract(at, window=window, namespace=ns, actor=ctx.who.name)
 
 
 def context(
