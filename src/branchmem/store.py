@@ -29,7 +29,14 @@ from .errors import (
     UnknownMemory,
 )
 from .lifecycle import LifecycleOps, Policy, check_read_times, narrow, time_note
-from .lineage import Ingest, ancestor_ranges, in_ranges, index_position, row_in_ranges
+from .lineage import (
+    Ingest,
+    ancestor_ranges,
+    batch_seg_parents,
+    in_ranges,
+    index_position,
+    row_in_ranges,
+)
 from .merge import MergeOps
 from .model import RETRACTION, Event, Explanation, Memory, SourceStatus
 from .purge import PurgeOps
@@ -469,10 +476,17 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         if len({m.id for m in fresh}) != len(fresh):
             raise InvalidInput("two records in one write share an id")
         events = self._b.get_events(ns, {s for m in fresh for s in m.sources})
-        seg_parents = self._seg_parents(ns)
+        where: list[list[Pos | None]] = [
+            [r.pos if (r := events.get(s)) is not None else None for s in m.sources] for m in fresh
+        ]
+        # The youngest source's segment of each record with several: looked up in one call.
+        warm = set()
+        for ps in where:
+            if len(ps) > 1 and None not in ps:
+                warm.add(max(p for p in ps if p is not None)[0])
+        seg_parents = batch_seg_parents(self._seg_parents(ns), warm)
         rows, waits = [], []
-        for m in fresh:
-            positions = [r.pos if (r := events.get(s)) is not None else None for s in m.sources]
+        for m, positions in zip(fresh, where, strict=True):
             if all(p is not None for p in positions):
                 pos, extra = index_position([p for p in positions if p is not None], seg_parents)
                 rows.append(RecordRow(m, pos, extra))
