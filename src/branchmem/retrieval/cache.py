@@ -30,6 +30,7 @@ TermStats = tuple[dict[str, int], int]
 """A record's term frequencies and its length in tokens."""
 
 _BATCH = 64
+QUERY_CACHE = 1024
 ROUND = 6
 
 
@@ -40,6 +41,7 @@ class RankCache:
         self._lock = threading.Lock()
         self.terms: dict[str, dict[tuple[str, str], tuple[str, TermStats]]] = {}
         self.vectors: dict[str, dict[tuple[str, str], tuple[str, array[float]]]] = {}
+        self.queries: dict[tuple[str, str], array[float]] = {}
 
     def term_stats(self, tokenizer: Tokenizer, mems: Sequence[Memory]) -> list[TermStats]:
         """Term frequencies of each record, tokenizing only those not seen before."""
@@ -60,6 +62,22 @@ class RankCache:
             table[key] = (m.content, st)
             out.append(st)
         return out
+
+    def query_vector(self, embedder: Embedder, query: str) -> array[float]:
+        """The unit vector of ``query``, embedded once per embedder (the last
+        `QUERY_CACHE` distinct queries are kept)."""
+        key = (embedder.name, query)
+        with self._lock:
+            hit = self.queries.pop(key, None)
+            if hit is not None:
+                self.queries[key] = hit  # most recent last
+                return hit
+        vec = unit_vector(embedder.embed_queries([query])[0], embedder)
+        with self._lock:
+            self.queries[key] = vec
+            while len(self.queries) > QUERY_CACHE:
+                del self.queries[next(iter(self.queries))]
+        return vec
 
     def forget(self, namespace: str, ids: Sequence[str] | None = None) -> int:
         """Drop what was derived from these records (all of the namespace when

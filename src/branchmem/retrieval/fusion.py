@@ -81,6 +81,7 @@ class Scored:
     importance: float
     recency: float
     score: float
+    scope: float = 1.0
 
 
 def ranks(values: Sequence[float], *, positive_only: bool) -> list[int | None]:
@@ -118,8 +119,12 @@ def fuse(
     weights: Weights,
     now: float,
     limit: int | None = None,
+    scope: Sequence[float] | None = None,
 ) -> list[Scored]:
     """The ``limit`` best candidates (all when None), best first; ties by seq, then id.
+
+    ``scope`` multiplies each candidate's score (the weight of the scope-chain
+    anchor that made it visible); None leaves every score as it is.
 
     ``keyword`` or ``vector`` is None when that signal is not used (a
     keyword-only or vector-only ranking). Candidates that no used signal
@@ -149,6 +154,8 @@ def fuse(
         age = now - m.created_at
         rec = 0.5 ** (age / hl) if age > 0 else 1.0
         scores[i] = rel * (1 - wi + wi * m.importance) * (1 - wr + wr * rec)
+        if scope is not None:
+            scores[i] *= scope[i]
     if limit is not None and len(scores) > limit:
         # Only records scoring at least the limit-th best can make the cut;
         # the full (score, seq, id) order is then taken among those few.
@@ -169,6 +176,7 @@ def fuse(
                 m.importance,
                 recency(m.created_at, now, hl),
                 scores[i],
+                scope[i] if scope is not None else 1.0,
             )
         )
     return out
