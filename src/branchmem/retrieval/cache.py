@@ -7,12 +7,14 @@ text they were made from: a vector is only ever compared with vectors the
 same embedder made, and an id written again after a purge, with other text,
 is never served stale.
 
-A persistent vector table in the backends is the next step; until then a new
-process embeds each record again on its first search.
+Backends that keep vectors (`VectorStore`: memory and SQLite) hold each
+record's vector per embedder, written once and deleted with the record, so a
+new process reads vectors instead of embedding again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import threading
 import weakref
@@ -21,7 +23,8 @@ from collections.abc import Sequence
 from operator import mul
 from typing import Any
 
-from ..errors import EmbeddingError
+from ..backends.base import VectorStore
+from ..errors import EmbeddingError, StorageError
 from ..model import Memory
 from .embed import Embedder
 from .tokenize import Tokenizer
@@ -94,8 +97,15 @@ class RankCache:
                 n += len(gone)
         return n
 
-    def passage_vectors(self, embedder: Embedder, mems: Sequence[Memory]) -> list[array[float]]:
-        """Unit vectors of each record, embedding (in batches) only the missing ones."""
+    def passage_vectors(
+        self, embedder: Embedder, mems: Sequence[Memory], backend: object = None
+    ) -> list[array[float]]:
+        """Unit vectors of each record, embedding (in batches) only the missing ones.
+
+        With a ``backend`` that keeps vectors (`VectorStore`), vectors are read
+        from it first and the ones embedded here are written to it, so each
+        record is embedded once per embedder, not once per process.
+        """
         with self._lock:
             table = self.vectors.setdefault(embedder.name, {})
         missing = list(
@@ -105,6 +115,9 @@ class RankCache:
                 if (hit := table.get(k := (m.namespace, m.id))) is None or hit[0] != m.content
             }.values()
         )
+        store = backend if isinstance(backend, VectorStore) else None
+        if missing and store is not None:
+            missing = self._load(store, embedder, missing, table)
         for i in range(0, len(missing), _BATCH):
             batch = missing[i : i + _BATCH]
             vecs = embedder.embed_passages([m.content for m in batch])
@@ -115,7 +128,59 @@ class RankCache:
                 )
             for m, v in zip(batch, vecs, strict=True):
                 table[(m.namespace, m.id)] = (m.content, unit_vector(v, embedder))
+            if store is not None:
+                _save(store, embedder, batch, table)
         return [table[(m.namespace, m.id)][1] for m in mems]
+
+    @staticmethod
+    def _load(
+        store: VectorStore,
+        embedder: Embedder,
+        mems: list[Memory],
+        table: dict[tuple[str, str], tuple[str, array[float]]],
+    ) -> list[Memory]:
+        """Fill ``table`` from the stored vectors; returns the records still missing."""
+        by_ns: dict[str, list[Memory]] = {}
+        for m in mems:
+            by_ns.setdefault(m.namespace, []).append(m)
+        rest = []
+        size = 4 * embedder.dim
+        for ns, group in by_ns.items():
+            got = store.get_vectors(ns, embedder.name, [m.id for m in group])
+            for m in group:
+                hit = got.get(m.id)
+                if hit is None or hit[0] != digest(m.content) or len(hit[1]) != size:
+                    rest.append(m)
+                    continue
+                vec = array("f")
+                vec.frombytes(hit[1])
+                table[(m.namespace, m.id)] = (m.content, vec)
+        return rest
+
+
+def digest(text: str) -> str:
+    """Names the text a stored vector was made from."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
+
+
+def _save(
+    store: VectorStore,
+    embedder: Embedder,
+    mems: list[Memory],
+    table: dict[tuple[str, str], tuple[str, array[float]]],
+) -> None:
+    """Write freshly made vectors to the backend, if it lets us (a read-only
+    file still searches; its vectors then live only in this process)."""
+    by_ns: dict[str, list[tuple[str, str, bytes]]] = {}
+    for m in mems:
+        vec = table[(m.namespace, m.id)][1]
+        by_ns.setdefault(m.namespace, []).append((m.id, digest(m.content), vec.tobytes()))
+    try:
+        with store.transaction():
+            for ns, rows in by_ns.items():
+                store.put_vectors(ns, embedder.name, rows)
+    except StorageError:
+        pass
 
 
 def unit_vector(v: Sequence[float], embedder: Embedder) -> array[float]:

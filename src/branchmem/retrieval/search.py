@@ -165,7 +165,7 @@ def rank(
     vec = None
     if emb is not None:
         qvec = cache.query_vector(emb, query)
-        vec = cosines(qvec, cache.passage_vectors(emb, cands))
+        vec = cosines(qvec, cache.passage_vectors(emb, cands, _backend(store)))
     return fuse(cands, kw, vec, w, now, k, boost)
 
 
@@ -222,7 +222,7 @@ def prepare(
             seen.setdefault(m.id, m)
     mems = list(seen.values())
     cache.term_stats(tok, mems)
-    cache.passage_vectors(emb, mems)
+    cache.passage_vectors(emb, mems, _backend(store))
     return len(mems)
 
 
@@ -327,3 +327,8 @@ def _scoring(s: Scored, w: Weights) -> str:
         f"× recency (1-{w.recency:g}+{w.recency:g}×{s.recency:.3g})"
         + (f" × scope weight {s.scope:g}" if s.scope != 1.0 else "")
     )
+
+
+def _backend(store: Store) -> object:
+    """The store's backend, for its vector table (the one thing search writes)."""
+    return getattr(store, "_b", None)
