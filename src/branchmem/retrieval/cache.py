@@ -45,6 +45,9 @@ class RankCache:
         self.terms: dict[str, dict[tuple[str, str], tuple[str, TermStats]]] = {}
         self.vectors: dict[str, dict[tuple[str, str], tuple[str, array[float]]]] = {}
         self.queries: dict[tuple[str, str], array[float]] = {}
+        from .state import SearchStates  # (state builds on this module)
+
+        self.states = SearchStates()
 
     def term_stats(self, tokenizer: Tokenizer, mems: Sequence[Memory]) -> list[TermStats]:
         """Term frequencies of each record, tokenizing only those not seen before."""
@@ -87,6 +90,7 @@ class RankCache:
         ``ids`` is None), as an erasure must; returns how many entries went."""
         want = None if ids is None else set(ids)
         n = 0
+        self.states.clear()  # rebuilt on the next search, from what remains
         with self._lock:
             tables: list[dict[tuple[str, str], Any]] = [*self.terms.values()]
             tables += self.vectors.values()
@@ -209,25 +213,17 @@ def cache_for(store: object) -> RankCache:
         return c
 
 
-def _dot_python(q: array[float], vecs: Sequence[array[float]]) -> list[float]:
+def dot_python(q: array[float], vecs: Sequence[array[float]]) -> list[float]:
     return [round(sum(map(mul, q, v)), ROUND) for v in vecs]
 
 
 _numpy: Any = None
 
 
-def cosines(q: array[float], vecs: Sequence[array[float]]) -> list[float]:
-    """Cosine of a unit query vector with each unit vector, rounded to `ROUND` places.
-
-    Rounding keeps float noise (numpy or not, one machine or another) from
-    reordering two records: equal vectors tie exactly, and write order decides.
-
-    Uses numpy for large sets when it is installed (imported on first need,
-    so the core still imports nothing outside the standard library).
-    """
+def numpy_or_none() -> Any:
+    """numpy if installed (imported on first need, so the core still imports
+    nothing outside the standard library), else None."""
     global _numpy
-    if len(vecs) < 64:
-        return _dot_python(q, vecs)
     if _numpy is None:
         try:
             import numpy
@@ -235,9 +231,19 @@ def cosines(q: array[float], vecs: Sequence[array[float]]) -> list[float]:
             _numpy = False
         else:
             _numpy = numpy
-    if _numpy is False:
-        return _dot_python(q, vecs)
-    np = _numpy
+    return _numpy or None
+
+
+def cosines(q: array[float], vecs: Sequence[array[float]]) -> list[float]:
+    """Cosine of a unit query vector with each unit vector, rounded to `ROUND` places.
+
+    Rounding keeps float noise (numpy or not, one machine or another) from
+    reordering two records: equal vectors tie exactly, and write order decides.
+    Uses numpy for large sets when it is installed.
+    """
+    np = numpy_or_none() if len(vecs) >= 64 else None
+    if np is None:
+        return dot_python(q, vecs)
     mat = np.frombuffer(b"".join(v.tobytes() for v in vecs), dtype=np.float32)
     mat = mat.reshape(len(vecs), len(q))
     prod = mat @ np.frombuffer(q.tobytes(), dtype=np.float32)

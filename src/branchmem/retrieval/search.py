@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
 from ..model import KINDS, Memory
 from ..scope import check_anchors
-from .cache import cache_for, cosines
+from .cache import cache_for
 from .embed import Embedder, default_embedder, get_embedder
 from .fusion import Scored, Weights, fuse
 from .hit import Hit, HitExplanation
-from .keyword import bm25
 from .querylog import QueryLog, log_entry
 from .tokenize import Tokenizer, get_tokenizer
 
@@ -121,7 +120,9 @@ def search(
     boost = None
     if scopes is not None and any(x != 1.0 for x in scopes):
         boost = [scopes[i] for i in via]
-    ranked = rank(store, namespace, query, cands, tok, emb, w, t_now, k, boost)
+    # The candidate set's identity: which anchors, filtered how (keys a kept state).
+    key = (namespace, tuple(anchors), repr((kinds, key_prefix, meta, as_of)))
+    ranked = rank(store, key, query, cands, tok, emb, w, t_now, k, boost)
     where = {m.id: anchors[i] for m, i in zip(cands, via, strict=True)}
     hits = [_hit(store, s, where[s.memory.id], namespace, explain, w) for s in ranked]
     if log is not None:
@@ -147,7 +148,7 @@ def search(
 
 def rank(
     store: Store,
-    ns: str,
+    key: Hashable,
     query: str,
     cands: list[Memory],
     tok: Tokenizer | None,
@@ -157,15 +158,28 @@ def rank(
     k: int,
     boost: list[float] | None,
 ) -> list[Scored]:
-    """The ``k`` best of ``cands`` (already gated and filtered), fused."""
+    """The ``k`` best of ``cands`` (already gated and filtered), fused.
+
+    BM25 postings and the vector matrix of ``cands`` are kept under ``key``
+    between queries (`retrieval.state`), checked against ``cands`` each time.
+    """
     if not cands:
         return []
     cache = cache_for(store)
-    kw = bm25(tok(query), cache.term_stats(tok, cands)) if tok is not None else None
-    vec = None
+    kw = vec = None
+    if tok is not None:
+        kw = cache.states.keyword_scores(
+            (key, tok.name), cands, lambda ms: cache.term_stats(tok, ms), tok(query)
+        )
     if emb is not None:
-        qvec = cache.query_vector(emb, query)
-        vec = cosines(qvec, cache.passage_vectors(emb, cands, _backend(store)))
+        backend = _backend(store)
+        vec = cache.states.cosines(
+            (key, emb.name),
+            emb.dim,
+            cands,
+            lambda ms: cache.passage_vectors(emb, ms, backend),
+            cache.query_vector(emb, query),
+        )
     return fuse(cands, kw, vec, w, now, k, boost)
 
 
