@@ -107,9 +107,15 @@ def search(
     tok = get_tokenizer(tokenizer) if mode != "vector" else None
 
     cands: list[Memory] = []
-    via: list[int] = []
+    via: list[int] = []  # per candidate: the index of the first anchor that sees it
     seen: set[str] = set()
     for i, (_, visible) in enumerate(_gated(store, anchors, namespace, now, as_of)):
+        if i == 0 and not filtering:  # the common case: one anchor, nothing filtered
+            cands = list(visible)
+            via = [0] * len(cands)
+            if len(anchors) > 1:
+                seen.update(m.id for m in visible)
+            continue
         for m in visible:
             if m.id in seen:
                 continue
@@ -123,8 +129,11 @@ def search(
     # The candidate set's identity: which anchors, filtered how (keys a kept state).
     key = (namespace, tuple(anchors), repr((kinds, key_prefix, meta, as_of)))
     ranked = rank(store, key, query, cands, tok, emb, w, t_now, k, boost)
-    where = {m.id: anchors[i] for m, i in zip(cands, via, strict=True)}
-    hits = [_hit(store, s, where[s.memory.id], namespace, explain, w) for s in ranked]
+    pos = {id(m): n for n, m in enumerate(cands)} if len(anchors) > 1 else {}
+    hits = [
+        _hit(store, s, anchors[via[pos[id(s.memory)]] if pos else 0], namespace, explain, w)
+        for s in ranked
+    ]
     if log is not None:
         entry = log_entry(
             namespace=namespace,
