@@ -115,6 +115,40 @@ def forked_path(steps: int, repeat: int) -> None:
     tmp.rmdir()
 
 
+def many_namespaces(n_ns: int, repeat: int) -> None:
+    """One ``add_events`` batch spanning ``n_ns`` namespaces against one call per namespace."""
+    tmp = Path(tempfile.mkdtemp(prefix="branchmem-bench-"))
+    for label in ("memory", "sqlite"):
+        times: dict[str, list[float]] = {"batch": [], "single": []}
+        for k in range(repeat):
+            for how in ("batch", "single"):
+                st = Store() if label == "memory" else Store(tmp / f"{how}{k}.db")
+                evs = [
+                    {"id": f"e{j}", "namespace": f"ns{i}", "parent": f"e{j - 1}" if j else None}
+                    for i in range(n_ns)
+                    for j in range(3)
+                ]
+                t = time.perf_counter()
+                if how == "batch":
+                    st.add_events(evs)
+                else:
+                    for i in range(n_ns):
+                        st.add_events(evs[3 * i : 3 * i + 3])
+                times[how].append(time.perf_counter() - t)
+                st.close()
+        print(
+            line(
+                f"{label}: one batch over {n_ns} namespaces vs one call each",
+                statistics.median(times["batch"]),
+                statistics.median(times["single"]),
+                "<= 1x",
+            )
+        )
+    for f in tmp.iterdir():
+        os.remove(f)
+    tmp.rmdir()
+
+
 def naive_memories(
     parents: dict[str, list[str]], records: list[dict[str, Any]], at: str
 ) -> list[str]:
@@ -193,6 +227,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.fork_steps:
         forked_path(args.fork_steps, max(3, args.repeat // 2))
+        many_namespaces(400, 3)
     if args.only_forked:
         return
     n = args.events or (100_000 if args.quick else 1_000_000)

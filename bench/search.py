@@ -285,10 +285,12 @@ def big_visible(n_visible: int, n_queries: int) -> None:
     k_ms, s_ms, f_ms = median_ms(kept), median_ms(scratch), median_ms(floor)
     print(
         f"\nwarm hybrid search, {n_visible:,} visible records, median of {n_queries} queries:\n"
-        f"  search (state kept)       {k_ms:8.1f} ms (of which the gate read {median_ms(gate):.1f} ms)\n"
+        f"  search (state kept)       {k_ms:8.1f} ms"
+        f" (of which the gate read {median_ms(gate):.1f} ms)\n"
         f"  ranking from scratch      {s_ms:8.1f} ms  -> kept state {s_ms / k_ms:.1f}x faster,"
         " same ids and scores\n"
-        f"  numpy floor (matvec+argpartition) {f_ms:6.2f} ms  -> search is {k_ms / f_ms:.0f}x the floor"
+        f"  numpy floor (matvec+argpartition) {f_ms:6.2f} ms"
+        f"  -> search is {k_ms / f_ms:.0f}x the floor"
     )
 
 

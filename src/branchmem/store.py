@@ -206,8 +206,11 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
                 log(self, ns, "add_events", [e.id for e in done], actor, now)
                 return done
             out: list[Event] = list(checked)
-            for ns in sorted(namespaces):
-                idxs = [i for i, e in enumerate(checked) if e.namespace == ns]
+            groups: dict[str, list[int]] = {}  # one pass, not one scan per namespace
+            for i, e in enumerate(checked):
+                groups.setdefault(e.namespace, []).append(i)
+            for ns in sorted(groups):
+                idxs = groups[ns]
                 for i, ev in zip(idxs, self._ingest(ns, [checked[i] for i in idxs]), strict=True):
                     out[i] = ev
                 log(self, ns, "add_events", [checked[i].id for i in idxs], actor, now)
