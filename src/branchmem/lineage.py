@@ -202,11 +202,12 @@ class Ingest:
         found = self.b.get_events(self.ns, want)
         rows.update(dict.fromkeys(want))
         rows.update(found)
-        # Backends answer from an emptiness check when nothing waits (the usual case),
-        # so the generator is often never consumed.
-        got = self.b.waiting_children(
-            self.ns, (i for i in want if (r := found.get(i)) is None or r.pos is None)
-        )
+        # Only unconnected ids can have waiting children: when every id is connected
+        # (a reply to a stored message), no lookup at all.
+        pending = [i for i in want if (r := found.get(i)) is None or r.pos is None]
+        if not pending:
+            return
+        got = self.b.waiting_children(self.ns, pending)
         for parent, children in got.items():
             self.waits.setdefault(parent, []).extend(children)
             self.db_waits.add(parent)
