@@ -90,7 +90,7 @@ def forked_path(steps: int, repeat: int) -> None:
             st = Store() if label == "memory" else Store(tmp / f"{shape}.db")
             st.add_events(events)
             stores[shape] = st
-        times: dict[str, list[float]] = {"one": [], "two": []}
+        times: dict[str, list[float]] = {"two": [], "one": []}
         for k in range(repeat):
             # Alternating, so both shapes meet the same machine conditions.
             for shape, mems in (("one", one), ("two", two)):
@@ -102,17 +102,8 @@ def forked_path(steps: int, repeat: int) -> None:
         assert len(stores["two"].memories(at=tip)) == len(stores["one"].memories(at=tip))
         for st in stores.values():
             st.close()
-        print(
-            line(
-                f"{label}: two-source memories vs one-source (forked path)",
-                statistics.median(times["two"]),
-                statistics.median(times["one"]),
-                "<= 1.5x",
-            )
-        )
-    for f in tmp.iterdir():
-        os.remove(f)
-    tmp.rmdir()
+        medians(f"{label}: two-source memories vs one-source (forked path)", times, "<= 1.5x")
+    remove_dir(tmp)
 
 
 def many_namespaces(n_ns: int, repeat: int) -> None:
@@ -136,14 +127,17 @@ def many_namespaces(n_ns: int, repeat: int) -> None:
                         st.add_events(evs[3 * i : 3 * i + 3])
                 times[how].append(time.perf_counter() - t)
                 st.close()
-        print(
-            line(
-                f"{label}: one batch over {n_ns} namespaces vs one call each",
-                statistics.median(times["batch"]),
-                statistics.median(times["single"]),
-                "<= 1x",
-            )
-        )
+        medians(f"{label}: one batch over {n_ns} namespaces vs one call each", times, "<= 1x")
+    remove_dir(tmp)
+
+
+def medians(label: str, times: dict[str, list[float]], goal: str) -> None:
+    """Print the ratio of the medians of ``times``' two series (the first over the second)."""
+    first, second = times.values()
+    print(line(label, statistics.median(first), statistics.median(second), goal))
+
+
+def remove_dir(tmp: Path) -> None:
     for f in tmp.iterdir():
         os.remove(f)
     tmp.rmdir()
@@ -343,9 +337,7 @@ def main() -> None:
     plain.close()
     size = sum(f.stat().st_size for f in tmp.iterdir())
     print(f"  sqlite files: {size / 1e6:.0f} MB in {tmp}")
-    for f in tmp.iterdir():
-        os.remove(f)
-    tmp.rmdir()
+    remove_dir(tmp)
 
 
 if __name__ == "__main__":
