@@ -27,15 +27,17 @@ def conversation(
     texts: dict[str, str] | None = None,
     structural: Sequence[str] = (),
     order: Sequence[str] | None = None,
+    roles: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """A ChatGPT conversation whose nodes have ``parents``; nodes in ``structural``
-    carry ``message: null``; mapping keys in ``order`` (default: as given)."""
+    carry ``message: null``; mapping keys in ``order`` (default: as given); roles
+    from ``roles`` (default: user and assistant by turns, in ``parents``' order)."""
     texts = texts or {}
     children: dict[str, list[str]] = {n: [] for n in parents}
     for n, p in parents.items():
         if p is not None:
             children[p].append(n)
-    roles = {n: "user" if i % 2 == 0 else "assistant" for i, n in enumerate(parents)}
+    roles = roles or {n: "user" if i % 2 == 0 else "assistant" for i, n in enumerate(parents)}
     mapping = {}
     for n in order if order is not None else list(parents):
         role = roles[n]

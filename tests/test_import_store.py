@@ -202,3 +202,17 @@ def test_reimport_into_a_redacting_store_finds_no_conflict(tmp_path: Path) -> No
     changed = {"u1": "我的手机号是13812345678，下个月搬去杭州。"}
     path2 = write(tmp_path, "c2.json", [conversation("c1", V1, "a2b", texts=changed)])
     assert [c.id for c in store.import_export(path2).conversations[0].conflicts] == ["u1"]
+
+
+def test_after_extract_conv_branch_sees_only_its_own_memories(store: Store, tmp_path: Path) -> None:
+    """The issue's end: import, extract on both branches, read at conv/<id>."""
+    parents = {"r": None, "u1": "r", "a1": "u1", "u1b": "r", "a1b": "u1b"}
+    texts = {"u1": "我下个月搬去成都。", "u1b": "我下个月搬去杭州。"}
+    roles = {"r": "system", "u1": "user", "a1": "assistant", "u1b": "user", "a1b": "assistant"}
+    export = [conversation("c1", parents, "a1b", texts=texts, structural=["r"], roles=roles)]
+    store.import_export(write(tmp_path, "c.json", export))
+    for leaf in ("a1", "conv/c1"):  # the abandoned edit too: its memories exist
+        store.extract(at=leaf)
+    seen = " ".join(m.content for m in store.memories(at="conv/c1"))
+    assert "杭州" in seen and "成都" not in seen
+    assert "成都" in " ".join(m.content for m in store.memories(at="a1"))
