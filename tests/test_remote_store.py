@@ -182,3 +182,13 @@ def test_extract_and_context(any_store: Any) -> None:
     assert {m.id for m in ctx.memories} == {m.id for m in written}
     assert "阿里巴巴" in ctx.text() and "腾讯" not in ctx.text()
     assert s.context("e2b").memories == []
+
+
+def test_import_export(any_store: Any) -> None:
+    from pathlib import Path
+
+    data = Path(__file__).parent / "data" / "importers" / "chatgpt.json"
+    report = any_store.import_export(data)
+    assert [c.added for c in report.conversations] == [6, 5, 1]
+    assert any_store.branch_head("conv/6630a1b2-0000-4000-8000-000000000001") == "a2b"
+    assert [c.added for c in any_store.import_export(data).conversations] == [0, 0, 0]

@@ -24,6 +24,7 @@ import httpx
 from .branch_types import AuditEntry, Conflict, HeadMove, MergeResult, Snapshot
 from .context import Context
 from .errors import BranchmemError, InvalidInput, StorageError
+from .importers.model import ImportReport
 from .model import Branch, Event, Explanation, Memory, SourceStatus
 from .retrieval.hit import Hit, HitExplanation
 from .server.errors import from_payload
@@ -145,6 +146,22 @@ class RemoteStore:
     def path(self, at: str | None, namespace: str | None = None) -> list[Event]:
         """`Store.path`."""
         return [Event.from_dict(d) for d in self._all("events", namespace, "path", at=at)]
+
+    def import_export(
+        self,
+        path: Any,
+        *,
+        format: str = "auto",
+        namespace: str | None = None,
+        progress: Any = None,
+    ) -> ImportReport:
+        """`Store.import_export`: the export is read here, and each conversation's
+        new events go to the server in one request (then its branch is set)."""
+        from .importers import import_export
+
+        store: Any = self  # the importers use only methods RemoteStore shares with Store
+        ns = self.namespace if namespace is None else namespace
+        return import_export(store, path, format=format, namespace=ns, progress=progress)
 
     # --------------------------------------------------------------- records
     def add_memory(

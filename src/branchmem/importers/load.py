@@ -81,7 +81,7 @@ def import_conversation(
             if not fresh:
                 raise
             fresh = False  # ids stored by other writes: look every one up
-    redact = store.redactor.redact if store.redactor is not None else None
+    redact = _redact_of(store)
     conflicts = tuple(
         Conflict(e.id, fields)
         for e in events
@@ -121,8 +121,15 @@ def _is_stored(store: Store, event: Event, ns: str) -> bool:
         old = store.get_event(event.id, namespace=ns)
     except UnknownEvent:
         return False
-    redact = store.redactor.redact if store.redactor is not None else None
+    redact = _redact_of(store)
     return not _differs(old, event, redact)
+
+
+def _redact_of(store: Store) -> Callable[[str], str] | None:
+    """The store's redaction, as stored content went through it (a remote store's
+    redactor is the server's: there, content is compared as sent)."""
+    redactor = getattr(store, "redactor", None)
+    return None if redactor is None else redactor.redact
 
 
 def _differs(old: Event, new: Event, redact: Callable[[str], str] | None) -> tuple[str, ...]:
