@@ -21,7 +21,8 @@
     │   └── UnknownAnchor                  `at=` names no event and no branch
     ├── BranchConflict (RuntimeError)      a branch head moved under a compare-and-set
     ├── StorageError                       the backend failed (driver error, locked file)
-    └── EmbeddingError                     an embedder failed (endpoint down, bad answer)
+    ├── EmbeddingError                     an embedder failed (endpoint down, bad answer)
+    └── ExtractionError                    an extractor failed (bad model reply, timeout)
 
 Every leaf also subclasses the natural built-in, so ``except KeyError`` keeps
 working for callers who do not know about branchmem. Errors carry the ids
@@ -34,9 +35,14 @@ from __future__ import annotations
 class BranchmemError(Exception):
     """Root of every error branchmem raises on purpose."""
 
+    #: The HTTP status a served store answers with (the nearest class's wins).
+    http_status = 500
+
 
 class InvalidInput(BranchmemError, ValueError):
     """An argument is malformed; the message says what to pass instead."""
+
+    http_status = 422
 
 
 class CycleError(InvalidInput):
@@ -146,6 +152,8 @@ class ConflictClosed(InvalidInput):
 class NotFound(BranchmemError, KeyError):
     """Something named by id does not exist."""
 
+    http_status = 404
+
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0]) if self.args else ""
 
@@ -225,6 +233,8 @@ class BranchConflict(BranchmemError, RuntimeError):
     (`Store.branch_head`) and retry.
     """
 
+    http_status = 409
+
     def __init__(self, name: str, namespace: str, expected: str | None, actual: str) -> None:
         self.name = name
         self.namespace = namespace
@@ -239,6 +249,23 @@ class BranchConflict(BranchmemError, RuntimeError):
 class StorageError(BranchmemError):
     """The storage backend failed; the message carries the driver's reason."""
 
+    http_status = 503
+
 
 class EmbeddingError(BranchmemError):
     """An embedder failed (an endpoint down or answering badly, a wrong dimension)."""
+
+    http_status = 502
+
+
+class ExtractionError(BranchmemError):
+    """An extractor failed: a model's reply that is not the promised JSON, an
+    endpoint that timed out or answered with an HTTP error, or an extractor
+    that returned something other than proposals. ``reply`` holds the first
+    200 characters of what came back (``""`` when nothing did)."""
+
+    http_status = 502
+
+    def __init__(self, message: str, reply: str = "") -> None:
+        self.reply = reply[:200]
+        super().__init__(message + (f"; the reply began: {self.reply!r}" if self.reply else ""))

@@ -11,8 +11,9 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .audit import AuditOps
 from .backends.base import Backend, DuplicateIds, EventRow, Pos, RecordRow
@@ -29,10 +30,18 @@ from .errors import (
     UnknownMemory,
 )
 from .lifecycle import LifecycleOps, Policy, check_read_times, narrow, time_note
-from .lineage import Ingest, ancestor_ranges, in_ranges, index_position, row_in_ranges
+from .lineage import (
+    Ingest,
+    ancestor_ranges,
+    batch_seg_parents,
+    in_ranges,
+    index_position,
+    row_in_ranges,
+)
 from .merge import MergeOps
 from .model import RETRACTION, Event, Explanation, Memory, SourceStatus
 from .purge import PurgeOps
+from .redact import Redactor
 from .scope import ViaCopies, check_anchors, read_chain, read_views
 from .validate import (
     TIME_FIELDS,
@@ -49,7 +58,11 @@ from .validate import (
 )
 
 if TYPE_CHECKING:
+    from .context import Context
+    from .extract.proposal import Extractor
     from .retrieval.hit import Hit
+
+_Item = TypeVar("_Item", Event, Memory)
 
 
 class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
@@ -60,7 +73,9 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
     the time written on events and records; ``policy`` (a
     `branchmem.lifecycle.Policy`) sets half-lives and default TTLs per kind.
     ``create=False`` refuses a path that is not already a branchmem store
-    (for tools that only read one).
+    (for tools that only read one). ``redactor`` (a `branchmem.Redactor`)
+    redacts personal data from event and record content and from logged
+    queries before anything is stored.
 
     >>> store = Store()
     >>> _ = store.add_event("e1", role="user", content="你好，我在准备搬家。")
@@ -81,11 +96,16 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         clock: Callable[[], float] = time.time,
         policy: Policy | None = None,
         create: bool = True,
+        redactor: Redactor | None = None,
     ) -> None:
         if path is not None and not isinstance(path, (str, os.PathLike)):
             raise InvalidInput(
                 f"path must be a file path (str or os.PathLike) or None for memory, "
                 f"got {type(path).__name__}"
+            )
+        if redactor is not None and not isinstance(redactor, Redactor):
+            raise InvalidInput(
+                f"redactor must be a branchmem.Redactor or None, got {type(redactor).__name__}"
             )
         if not callable(clock):
             raise InvalidInput("clock must be a callable returning seconds, like time.time")
@@ -100,6 +120,25 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         self._clock = clock
         self._policy = policy if policy is not None else Policy()
         self._via_copies = ViaCopies()
+        self._redactor = redactor
+
+    @property
+    def redactor(self) -> Redactor | None:
+        """The `Redactor` this store applies before storing text, or ``None``."""
+        return self._redactor
+
+    def _redact(self, text: str) -> str:
+        """The one place text is redacted before it is stored (see `redactor`)."""
+        return text if self._redactor is None or not text else self._redactor.redact(text)
+
+    def _redacted(self, items: list[_Item]) -> list[_Item]:
+        """Events or records with their content redacted, before they are written."""
+        if self._redactor is None:
+            return items
+        return [
+            x if (c := self._redact(x.content)) == x.content else replace(x, content=c)
+            for x in items
+        ]
 
     def __enter__(self) -> Store:
         return self
@@ -199,8 +238,11 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
                 log(self, ns, "add_events", [e.id for e in done], actor, now)
                 return done
             out: list[Event] = list(checked)
-            for ns in sorted(namespaces):
-                idxs = [i for i, e in enumerate(checked) if e.namespace == ns]
+            groups: dict[str, list[int]] = {}  # one pass, not one scan per namespace
+            for i, e in enumerate(checked):
+                groups.setdefault(e.namespace, []).append(i)
+            for ns in sorted(groups):
+                idxs = groups[ns]
                 for i, ev in zip(idxs, self._ingest(ns, [checked[i] for i in idxs]), strict=True):
                     out[i] = ev
                 log(self, ns, "add_events", [checked[i].id for i in idxs], actor, now)
@@ -213,6 +255,7 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         common case of an import); if one was stored already, the backend says
         so before writing and the batch is planned again with every id looked up.
         """
+        events = self._redacted(events)
         ingest = Ingest(self._b, ns, self._seg_parents(ns))
         ids = [e.id for e in events]
         if optimistic:
@@ -455,6 +498,7 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         return row.memory
 
     def _insert_records(self, ns: str, mems: list[Memory]) -> list[Memory]:
+        mems = self._redacted(mems)
         existing = self._b.get_records(ns, [m.id for m in mems])
         fresh = []
         result: dict[str, Memory] = {}
@@ -469,10 +513,17 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         if len({m.id for m in fresh}) != len(fresh):
             raise InvalidInput("two records in one write share an id")
         events = self._b.get_events(ns, {s for m in fresh for s in m.sources})
-        seg_parents = self._seg_parents(ns)
+        where: list[list[Pos | None]] = [
+            [r.pos if (r := events.get(s)) is not None else None for s in m.sources] for m in fresh
+        ]
+        # The youngest source's segment of each record with several: looked up in one call.
+        warm = set()
+        for ps in where:
+            if len(ps) > 1 and None not in ps:
+                warm.add(max(p for p in ps if p is not None)[0])
+        seg_parents = batch_seg_parents(self._seg_parents(ns), warm)
         rows, waits = [], []
-        for m in fresh:
-            positions = [r.pos if (r := events.get(s)) is not None else None for s in m.sources]
+        for m, positions in zip(fresh, where, strict=True):
             if all(p is not None for p in positions):
                 pos, extra = index_position([p for p in positions if p is not None], seg_parents)
                 rows.append(RecordRow(m, pos, extra))
@@ -665,10 +716,15 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
                 reason += f"; but reads {when} leave it out: {note}"
             return Explanation(memory_id, at, True, reason, sources, hidden_by_time=note)
 
-    def path(self, at: str | None, namespace: str = "default") -> list[Event]:
+    def path(
+        self, at: str | None, namespace: str = "default", *, last: int | None = None
+    ) -> list[Event]:
         """The anchor's ancestors and itself, root first (a topological order for merges).
 
         An anchor still waiting for a parent has no path yet (``[]``).
+        ``last=n`` returns only the path's last ``n`` events (below a merge, the
+        ``n`` nearest ancestors), reading about ``n`` events instead of the
+        whole path.
 
         >>> store = Store()
         >>> _ = store.add_events([{"id": "e1"}, {"id": "e2", "parent": "e1"}])
@@ -676,7 +732,9 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         ['e1', 'e2']
         """
         ns = check_namespace(namespace)
-        if at is None:
+        if last is not None and (not isinstance(last, int) or isinstance(last, bool) or last < 0):
+            raise InvalidInput(f"last must be a non-negative integer or None, got {last!r}")
+        if at is None or last == 0:
             return []
         with self._b.reading():
             anchor_id, pos = self._anchor(ns, at)
@@ -686,13 +744,14 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
             # connected event is connected, and (segment, seq) order is topological.
             found: dict[str, EventRow] = {}
             frontier = [anchor_id]
-            while frontier:
+            while frontier and (last is None or len(found) < last):
                 rows = self._b.get_events(ns, frontier)
                 found.update(rows)
                 frontier = list(
                     {p for r in rows.values() for p in r.event.parents if p not in found}
                 )
-        return [r.event for r in sorted(found.values(), key=_POS)]
+        events = [r.event for r in sorted(found.values(), key=_POS)]
+        return events if last is None else events[-last:]
 
     def get_event(self, event_id: str, namespace: str = "default") -> Event:
         """The stored event, or `UnknownEvent`."""
@@ -736,6 +795,72 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         from .retrieval.search import search
 
         return search(self, query, at=at, k=k, namespace=namespace, **options)
+
+    # ------------------------------------------------------- extraction, context
+    def extract(
+        self,
+        at: str,
+        *,
+        extractor: Extractor | None = None,
+        window: int = 8,
+        namespace: str = "default",
+        actor: str | None = None,
+    ) -> list[Memory]:
+        """Run ``extractor`` (default: the offline `branchmem.extract.RuleExtractor`)
+        on the last ``window`` events of the path to ``at`` and the memories
+        visible there, and write its proposals as gated records: new facts,
+        supersedes and retractions, each sourced from the messages it came from.
+        Proposals citing events off the path, or targeting memories not visible
+        at ``at``, are dropped (fail closed). Idempotent: ids come from the
+        proposals, so a second run at the same anchor writes nothing. Returns
+        the records written (`branchmem.extract.extract` also reports drops).
+
+        >>> store = Store()
+        >>> _ = store.add_event("e1", content="我在腾讯做产品经理。")
+        >>> [m.key for m in store.extract(at="e1")]
+        ['user.employer', 'user.job']
+        >>> store.extract(at="e1")
+        []
+        """
+        from .extract.writer import extract
+
+        done = extract(
+            self, at, extractor=extractor, window=window, namespace=namespace, actor=actor
+        )
+        return list(done.written)
+
+    def context(
+        self,
+        at: str | Sequence[str] | None,
+        *,
+        query: str | None = None,
+        window: int | None = 8,
+        k: int | None = 10,
+        namespace: str = "default",
+        **search_options: Any,
+    ) -> Context:
+        """What a model sees at ``at``: the last ``window`` messages on the path
+        (root first; ``None`` for the whole path, 0 for none) and up to ``k``
+        visible memories (``None`` for all), ranked by `search` for ``query``
+        or by importance and recency without one. ``at`` may be a scope chain;
+        the messages then come from its first anchor. ``search_options`` go to
+        `search` (``embedder``, ``mode``, ...).
+
+        >>> store = Store()
+        >>> _ = store.add_event("e1", content="我在阿里巴巴上班。")
+        >>> _ = store.extract(at="e1")
+        >>> print(store.context(at="e1").text())
+        相关记忆：
+        - 用户在阿里巴巴工作
+        <BLANKLINE>
+        对话记录：
+        用户：我在阿里巴巴上班。
+        """
+        from .context import build_context
+
+        return build_context(
+            self, at, query=query, window=window, k=k, namespace=namespace, **search_options
+        )
 
 
 def _new_id() -> str:
