@@ -57,13 +57,41 @@ def _history(db: Path) -> None:
     with Store(db) as s:
         s.add_events(
             [
-                {"id": "u1", "role": "user", "content": "你好，我在准备搬家。"},
-                {"id": "u2", "parent": "u1", "role": "user", "content": "我下个月搬去成都。"},
-                {"id": "u2b", "parent": "u1", "role": "user", "content": "我下个月搬去杭州。"},
-                {"id": "a3", "parent": "u2b", "role": "assistant", "content": "杭州很美。"},
-                {"id": "a3r", "parent": "u2b", "role": "assistant", "content": "杭州的西湖很有名。"},
-            ],
-            namespace="alice",
+                {
+                    "namespace": "alice",
+                    "id": "u1",
+                    "role": "user",
+                    "content": "你好，我在准备搬家。",
+                },
+                {
+                    "namespace": "alice",
+                    "id": "u2",
+                    "parent": "u1",
+                    "role": "user",
+                    "content": "我下个月搬去成都。",
+                },
+                {
+                    "namespace": "alice",
+                    "id": "u2b",
+                    "parent": "u1",
+                    "role": "user",
+                    "content": "我下个月搬去杭州。",
+                },
+                {
+                    "namespace": "alice",
+                    "id": "a3",
+                    "parent": "u2b",
+                    "role": "assistant",
+                    "content": "杭州很美。",
+                },
+                {
+                    "namespace": "alice",
+                    "id": "a3r",
+                    "parent": "u2b",
+                    "role": "assistant",
+                    "content": "杭州的西湖很有名。",
+                },
+            ]
         )
         s.add_memory("用户下个月搬去成都", sources=["u2"], id="m-cd", namespace="alice")
         s.add_memory("用户下个月搬去杭州", sources=["u2b"], id="m-hz", namespace="alice")
@@ -81,8 +109,18 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str]]:
     key = key.strip().splitlines()[-1]
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "branchmem", "serve", "--db", str(db), "--host", "127.0.0.1",
-         "--port", str(port)],
+        [
+            sys.executable,
+            "-m",
+            "branchmem",
+            "serve",
+            "--db",
+            str(db),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
@@ -122,7 +160,7 @@ def _memories(page: Any) -> dict[str, str]:
 def test_the_gate_on_screen(served: tuple[str, str], page: Any, tmp_path: Path) -> None:
     base, key = served
     requests: list[Any] = []
-    page.on("request", requests.append)
+    page.on("request", lambda r: requests.append(r))
     page.goto(f"{base}/ui?ns=alice&at=a3r#key={key}")
     page.wait_for_selector('#memories [data-memory-id="m-a3r"][data-visible="true"]')
     assert _memories(page) == {"m-hz": "true", "m-a3r": "true", "m-cd": "false", "m-a3": "false"}
@@ -198,12 +236,14 @@ def test_a_wrong_key_is_refused_and_an_ungranted_namespace_is_not_found(
 def test_ten_thousand_events_draw_only_what_is_on_screen(tmp_path: Path, page: Any) -> None:
     db = tmp_path / "big.db"
     with Store(db) as s:
-        events: list[dict[str, Any]] = [{"id": "n0", "content": "start"}]
+        events: list[dict[str, Any]] = [{"namespace": "big", "id": "n0", "content": "start"}]
         for i in range(1, 10_000):
             # A long conversation with a regeneration every 50 messages.
             parent = f"n{i - 2}" if i % 50 == 0 and i > 1 else f"n{i - 1}"
-            events.append({"id": f"n{i}", "parent": parent, "content": f"消息 {i}"})
-        s.add_events(events, namespace="big")
+            events.append(
+                {"namespace": "big", "id": f"n{i}", "parent": parent, "content": f"消息 {i}"}
+            )
+        s.add_events(events)
         s.add_memory("最后的事实", sources=["n9999"], id="m-last", namespace="big")
     key = _cli("keys", "create", "--db", str(db), "--principal", "p", "--grant", "big:read")
     key = key.strip().splitlines()[-1]
@@ -224,7 +264,9 @@ def test_ten_thousand_events_draw_only_what_is_on_screen(tmp_path: Path, page: A
                 assert time.monotonic() < deadline and proc.poll() is None
                 time.sleep(0.2)
         page.goto(f"{base}/ui?ns=big&at=n9999#key={key}")
-        page.wait_for_selector('#memories [data-memory-id="m-last"][data-visible="true"]', timeout=60_000)
+        page.wait_for_selector(
+            '#memories [data-memory-id="m-last"][data-visible="true"]', timeout=60_000
+        )
         assert page.inner_text("#tree-count") == "(10000)"
         drawn = len(page.query_selector_all("#tree .ev"))
         assert 0 < drawn < 200  # virtual: rows on screen plus a margin, not 10,000

@@ -23,24 +23,26 @@ async function call(method, path, body) {
   return data;
 }
 
+async function all(path, params, field, onPage) {
+  // Follow next_offset to the end of a paged list; onPage lets the caller show progress.
+  let offset = 0, out = [];
+  for (;;) {
+    const page = await call("GET", `${path}?${q({ ...params, offset, limit: 1000 })}`);
+    out = out.concat(page[field]);
+    if (onPage) onPage(out.length);
+    if (page.next_offset === null || page.next_offset === undefined) return out;
+    offset = page.next_offset;
+  }
+}
+
 const nsPath = (ns) => `/v1/namespaces/${encodeURIComponent(ns)}`;
 const q = (params) => new URLSearchParams(Object.entries(params).filter(([, v]) => v !== undefined && v !== null)).toString();
 
 export const api = {
-  whoami: () => call("GET", "/v1/whoami"),
-  async allEvents(ns, onPage) {
-    // Page through the whole tree; onPage lets the caller show progress.
-    let cursor = null, out = [];
-    for (;;) {
-      const page = await call("GET", `${nsPath(ns)}/events?${q({ limit: 1000, cursor })}`);
-      out = out.concat(page.events);
-      if (onPage) onPage(out.length);
-      if (!page.next_cursor) return out;
-      cursor = page.next_cursor;
-    }
-  },
-  path: (ns, at) => call("GET", `${nsPath(ns)}/path?${q({ at })}`),
-  inspect: (ns, at) => call("GET", `${nsPath(ns)}/inspect?${q({ at })}`),
+  me: () => call("GET", "/v1/me"),
+  allEvents: (ns, onPage) => all(`${nsPath(ns)}/events`, {}, "events", onPage),
+  path: (ns, at) => all(`${nsPath(ns)}/path`, { at }, "events"),
+  inspect: (ns, at) => all(`${nsPath(ns)}/inspect`, { at }, "memories"),
   search: (ns, at, query, k = 10) => call("POST", `${nsPath(ns)}/search`, { query, at, k }),
   branches: (ns) => call("GET", `${nsPath(ns)}/branches`),
   snapshots: (ns) => call("GET", `${nsPath(ns)}/snapshots`),

@@ -39,18 +39,27 @@ function writeUrl(push) {
   else history.replaceState({ ns: state.ns, at: state.at }, "", url);
 }
 
+function globMatch(glob, name) {
+  const re = new RegExp("^" + glob.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*") + "$");
+  return re.test(name);
+}
+
 function roleOf(ns) {
   const rank = { read: 1, write: 2, admin: 3 };
   let best = 0;
-  for (const g of state.grants) if (g.namespace === ns) best = Math.max(best, rank[g.role] || 0);
+  for (const g of state.grants) if (globMatch(g.namespace, ns)) best = Math.max(best, rank[g.role] || 0);
   return best;
 }
 
 async function login() {
   if (!getKey()) { status("Paste an API key to begin."); return false; }
   try {
-    const me = await api.whoami();
-    state.grants = me.grants || [];
+    const me = await api.me();
+    // Grants read NAMESPACE:ROLE[:branch=GLOB]; a namespace may be a glob.
+    state.grants = (me.grants || []).map((g) => {
+      const [namespace, role] = g.split(":");
+      return { namespace, role };
+    });
     $("ns-list").replaceChildren(...[...new Set(state.grants.map((g) => g.namespace))]
       .filter((n) => !n.includes("*")).map((n) => el("option", { value: n })));
     status(`Signed in as ${me.principal}.`);
@@ -66,14 +75,15 @@ async function openNamespace(ns, at) {
   $("ns").value = ns;
   status(`Loading ${ns}…`);
   try {
-    const [events, branches, snaps] = await Promise.all([
+    const [raw, branches, snaps] = await Promise.all([
       api.allEvents(ns, (n) => status(`Loading ${ns}: ${n} events…`)),
       api.branches(ns), api.snapshots(ns),
     ]);
+    const events = raw.map((e) => ({ ...e, parents: e.parent === null ? [] : [].concat(e.parent) }));
     const labels = new Map();
     const add = (id, kind, name) => (labels.get(id) || labels.set(id, []).get(id)).push([kind, name]);
     for (const b of branches.branches) add(b.head, "", b.name);
-    for (const s of snaps.snapshots) add(s.event, "snap", `📌 ${s.name}`);
+    for (const s of snaps.snapshots) add(s.event, "snap", `snapshot ${s.name}`);
     tree.load(events, labels);
     $("tree-count").textContent = `(${events.length})`;
     drawBranches(branches.branches, snaps.snapshots);
@@ -95,12 +105,12 @@ async function moveAnchor(at, push) {
     ]);
     if (mine !== state.seq) return;
     state.at = at;
-    const events = path.events;
+    const events = path;
     state.anchorId = events.length ? events[events.length - 1].id : at;
     $("anchor-label").textContent = at === state.anchorId ? at : `${at} → ${state.anchorId}`;
     tree.setAnchor(state.anchorId, events.map((e) => e.id));
     drawPath(events);
-    drawMemories(insp.memories);
+    drawMemories(insp);
     drawConflicts(conf.conflicts);
     $("hits").replaceChildren();
     writeUrl(push);
@@ -123,7 +133,7 @@ function drawMemories(items) {
     const mem = m.memory;
     const bits = [mem.kind, mem.key, `importance ${mem.importance}`].filter(Boolean).join(" · ");
     return el("li", { class: "mem", dataset: { memoryId: mem.id, visible: String(m.visible) } },
-      el("span", {}, mem.target ? `retracts ${mem.target}: ${mem.content}` : mem.content),
+      el("span", {}, mem.target && !mem.content.includes(mem.target) ? `retracts ${mem.target}: ${mem.content}` : mem.content),
       el("span", { class: "meta" }, ` ${mem.id} · ${bits}`),
       el("span", { class: "why" }, m.reason));
   }));

@@ -13,7 +13,9 @@ export class EventTree {
     box.addEventListener("scroll", () => this.draw());
     box.addEventListener("keydown", (e) => this.key(e));
     box.addEventListener("click", (e) => this.click(e));
-    box.addEventListener("focus", () => { this.ensureVisible(this.focus); this.draw(); });
+    // Focus must not redraw: a mouse press focuses the box, and replacing the rows
+    // between the press and the release would swallow the click.
+    box.addEventListener("focus", () => this.markFocus());
   }
 
   load(events, labels) {
@@ -99,11 +101,13 @@ export class EventTree {
     id.className = "id"; id.textContent = e.id;
     const text = document.createElement("span");
     text.textContent = (e.content || "").slice(0, 200);
-    el.append(tw, role, id, text);
+    el.append(tw, role, id);
+    // Labels come before the text, so that a long message never hides them.
     const parents = e.parents || [];
     if (parents.length > 1) el.append(tag("merge", `merge of ${parents.join(" + ")}`));
     if (this.collapsed.has(r.id)) el.append(tag("", `${this.hiddenCount(r.id)} hidden`));
     for (const [kind, name] of this.labels.get(r.id) || []) el.append(tag(kind, name));
+    el.append(text);
     return el;
   }
 
@@ -111,6 +115,12 @@ export class EventTree {
     let n = 0; const stack = [...(this.children.get(id) || [])];
     while (stack.length) { const x = stack.pop(); n++; stack.push(...(this.children.get(x) || [])); }
     return n;
+  }
+
+  markFocus() {
+    for (const row of this.spacer.children) row.classList.toggle("focused", Number(row.dataset.row) === this.focus);
+    const focused = this.rows[this.focus];
+    this.box.setAttribute("aria-activedescendant", focused ? `ev-row-${this.focus}` : "");
   }
 
   toggle(i, open) {
