@@ -9,8 +9,12 @@ from branchmem import InvalidInput, Store
 
 def _history(store: Store) -> None:
     store.add_events(
-        [{"id": "e1"}, {"id": "e2", "parent": "e1"}, {"id": "e2b", "parent": "e1"}]
-        + [{"id": "x1", "namespace": "other"}]
+        [
+            {"id": "e1"},
+            {"id": "e2", "parent": "e1"},
+            {"id": "e2b", "parent": "e1"},
+            {"id": "x1", "namespace": "other"},
+        ]
     )
     store.add_memory("A", sources=["e2"], id="mA")
     store.add_memory("B", sources=["e2b"], id="mB")
