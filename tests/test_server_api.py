@@ -24,6 +24,8 @@ ROUTES: list[tuple[str, str, dict[str, Any]]] = [
     ("POST", "events", {"json": {"id": "e3", "parent": "e2", "content": "好的"}}),
     ("GET", "events/e1", {}),
     ("GET", "path", {"params": {"at": "e2"}}),
+    ("GET", "events", {"params": {"limit": 2}}),
+    ("GET", "inspect", {"params": {"at": "e2b"}}),
     ("POST", "memories", {"json": {"content": "用户在准备搬家", "sources": ["e1"]}}),
     ("GET", "memories", {"params": {"at": "e2"}}),
     ("GET", "memories/m-cd", {}),
@@ -66,7 +68,7 @@ def _template(path: str) -> str:
     parts = path.split("/")
     names = {"events": "{event_id}", "memories": "{memory_id}", "branches": "{name}"}
     names["conflicts"] = "{conflict_id}"
-    if len(parts) >= 2 and parts[0] in names:
+    if len(parts) >= 2 and parts[0] in names and parts[1]:
         parts[1] = names[parts[0]]
     return "/".join(parts)
 
@@ -375,3 +377,26 @@ def test_without_keys_only_loopback_hosts_are_answered() -> None:
         for host in ("http://testserver", "http://evil.example:8080", "http://127.0.0.1.evil"):
             r = TestClient(app, base_url=host).get(f"{NS}/default/memories", params={"at": "e2"})
             assert_error(r, 403, "Forbidden")
+
+
+def test_inspect_lists_every_record_with_its_reason(served: Served) -> None:
+    r = call(served, "alice", "alice", "GET", "inspect", {"params": {"at": "e2b"}})
+    assert r.status_code == 200, r.text
+    rows = {m["memory"]["id"]: m for m in r.json()["memories"]}
+    shown = {m.id for m in served.store.memories(at="e2b", namespace="alice")}
+    assert {i for i, m in rows.items() if m["visible"]} == shown
+    assert rows["m-cd"]["visible"] is False and "not on the path" in rows["m-cd"]["reason"]
+    assert len(rows) == len(served.store.records(namespace="alice"))
+
+
+def test_events_page_through_the_whole_tree(served: Served) -> None:
+    seen: list[str] = []
+    offset: int | None = 0
+    while offset is not None:
+        r = call(
+            served, "alice", "alice", "GET", "events", {"params": {"offset": offset, "limit": 1}}
+        )
+        assert r.status_code == 200, r.text
+        seen += [e["id"] for e in r.json()["events"]]
+        offset = r.json()["next_offset"]
+    assert seen == [e.id for e in served.store.events(namespace="alice")] and len(seen) >= 3

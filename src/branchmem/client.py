@@ -163,6 +163,22 @@ class RemoteStore:
         ns = self.namespace if namespace is None else namespace
         return import_export(store, path, format=format, namespace=ns, progress=progress)
 
+    def events(
+        self, *, namespace: str | None = None, offset: int = 0, limit: int = 1000
+    ) -> list[Event]:
+        """`Store.events`."""
+        params = {"offset": offset, "limit": limit}
+        body = self._send("GET", namespace, "events", params=params)
+        return [Event.from_dict(d) for d in body["events"]]
+
+    def records(
+        self, *, namespace: str | None = None, offset: int = 0, limit: int = 1000
+    ) -> list[Memory]:
+        """`Store.records` (through ``inspect`` without an anchor)."""
+        params = {"offset": offset, "limit": limit}
+        body = self._send("GET", namespace, "inspect", params=params)
+        return [Memory.from_dict(d["memory"]) for d in body["memories"]]
+
     # --------------------------------------------------------------- records
     def add_memory(
         self,

@@ -51,6 +51,7 @@ from .validate import (
     check_kind,
     check_meta,
     check_namespace,
+    check_page,
     check_sources,
     check_text,
     events_from,
@@ -762,6 +763,43 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         if row is None:
             raise UnknownEvent(event_id, ns)
         return row.event
+
+    def events(
+        self, *, namespace: str = "default", offset: int = 0, limit: int = 1000
+    ) -> list[Event]:
+        """Every event of the namespace in arrival order, ``limit`` at a time from
+        ``offset``: for inspection and export (the gate is about derived records;
+        use `path` for one branch's messages).
+
+        >>> store = Store()
+        >>> _ = store.add_events([{"id": "e1"}, {"id": "e2", "parent": "e1"},
+        ...                       {"id": "e2b", "parent": "e1"}])
+        >>> [e.id for e in store.events(offset=1)]
+        ['e2', 'e2b']
+        """
+        ns = check_namespace(namespace)
+        first, count = check_page(offset, limit)
+        with self._b.reading():
+            return [r.event for r in self._b.list_events(ns, first, count)]
+
+    def records(
+        self, *, namespace: str = "default", offset: int = 0, limit: int = 1000
+    ) -> list[Memory]:
+        """Every stored record of the namespace in write order, visible or not,
+        ``limit`` at a time from ``offset``. The gate does not apply: this is for
+        inspection and administration. What a model may see is `memories(at=)`;
+        `explain` says why a record is hidden at an anchor.
+
+        >>> store = Store()
+        >>> _ = store.add_events([{"id": "e1"}, {"id": "e1b"}])
+        >>> _ = store.add_memory("A", sources=["e1"]); _ = store.add_memory("B", sources=["e1b"])
+        >>> [m.content for m in store.records()], [m.content for m in store.memories(at="e1")]
+        (['A', 'B'], ['A'])
+        """
+        ns = check_namespace(namespace)
+        first, count = check_page(offset, limit)
+        with self._b.reading():
+            return [r.memory for r in self._b.list_records(ns, first, count)]
 
     def get_memory(self, memory_id: str, namespace: str = "default") -> Memory:
         """The stored record (whatever its visibility), or `UnknownMemory`."""

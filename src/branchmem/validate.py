@@ -278,6 +278,15 @@ def memory_from(item: Any, now: float, new_id: Callable[[], str]) -> Memory:
 TIME_FIELDS = ("expires_at", "valid_from", "valid_to")
 
 
+def check_page(offset: Any, limit: Any, most: int = 100_000) -> tuple[int, int]:
+    """``offset`` (0 or more) and ``limit`` (1 to ``most``) of a listing."""
+    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+        raise InvalidInput(f"offset must be a whole number, 0 or more, got {offset!r}")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= most:
+        raise InvalidInput(f"limit must be a whole number from 1 to {most}, got {limit!r}")
+    return offset, limit
+
+
 def check_time(value: Any, what: str) -> float | None:
     """``None`` or a finite time in seconds since the epoch (as from ``time.time()``)."""
     if value is None:

@@ -229,6 +229,15 @@ class Backend(Protocol):
         """Delete everything of the namespace except its audit log."""
         ...
 
+    # listing (inspection) -----------------------------------------------------
+    def list_events(self, ns: str, offset: int, limit: int) -> list[EventRow]:
+        """Events in arrival order, ``limit`` of them from ``offset``."""
+        ...
+
+    def list_records(self, ns: str, offset: int, limit: int) -> list[RecordRow]:
+        """Records in write order, ``limit`` of them from ``offset``."""
+        ...
+
     # audit ------------------------------------------------------------------
     def add_audit(self, ns: str, entries: list[AuditEntry]) -> None: ...
 

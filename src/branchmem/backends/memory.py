@@ -7,6 +7,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from itertools import islice
 
 from ..branch_types import AuditEntry, HeadMove, Snapshot
 from ..model import Memory
@@ -346,6 +347,12 @@ class MemoryBackend:
                 vecs[rid] = (digest, blob)
 
     # audit ------------------------------------------------------------------
+    def list_events(self, ns: str, offset: int, limit: int) -> list[EventRow]:
+        return list(islice(self._read(ns).events.values(), offset, offset + limit))
+
+    def list_records(self, ns: str, offset: int, limit: int) -> list[RecordRow]:
+        return list(islice(self._read(ns).records.values(), offset, offset + limit))
+
     def add_audit(self, ns: str, entries: list[AuditEntry]) -> None:
         log = self._space(ns).audit
         for e in entries:

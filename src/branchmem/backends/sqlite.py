@@ -788,6 +788,23 @@ class SQLiteBackend:
         )
 
     # audit --------------------------------------------------------------------
+    def list_events(self, ns: str, offset: int, limit: int) -> list[EventRow]:
+        nid = self._ns(ns)
+        if nid is None:
+            return []
+        sql = (
+            "SELECT id, parents, role, content, meta, created_at, seg, seq FROM events "
+            "WHERE ns=? ORDER BY rowid LIMIT ? OFFSET ?"
+        )
+        return [self._event(ns, r) for r in self._db.execute(sql, (nid, limit, offset))]
+
+    def list_records(self, ns: str, offset: int, limit: int) -> list[RecordRow]:
+        nid = self._ns(ns)
+        if nid is None:
+            return []
+        sql = f"SELECT {_REC_COLS} FROM records WHERE ns=? ORDER BY seq LIMIT ? OFFSET ?"
+        return [self._record(ns, r) for r in self._db.execute(sql, (nid, limit, offset))]
+
     def add_audit(self, ns: str, entries: list[AuditEntry]) -> None:
         nid = self._wns(ns)
         self._db.executemany(

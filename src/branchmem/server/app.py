@@ -98,6 +98,7 @@ def create_app(
     app.state.served = served
     _error_handlers(app)
     _routes(app, served)
+    _inspector(app)
     if mcp:
         from .mcp_tools import mount_mcp
 
@@ -106,6 +107,23 @@ def create_app(
     if keys is None:
         app.add_middleware(LoopbackHosts)
     return app
+
+
+def _inspector(app: FastAPI) -> None:
+    """The web inspector's static files at ``/ui`` (they call the API above)."""
+    from fastapi.responses import FileResponse
+    from fastapi.staticfiles import StaticFiles
+
+    from ..ui import STATIC_DIR
+
+    @app.get("/ui", include_in_schema=False)
+    def ui_page() -> FileResponse:
+        return FileResponse(STATIC_DIR / "index.html", headers=_UI_HEADERS)
+
+    app.mount("/ui", StaticFiles(directory=STATIC_DIR, html=True), name="ui")
+
+
+_UI_HEADERS = {"Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}
 
 
 def _error_handlers(app: FastAPI) -> None:
@@ -182,6 +200,31 @@ def _routes(app: FastAPI, served: Served) -> None:
     @app.get(f"{NS}/events/{{event_id:path}}", response_model=M.EventOut, tags=["events"])
     def get_event(namespace: str, event_id: str, c: C) -> dict[str, Any]:
         return call(svc.get_event, c, namespace, event_id).to_dict()
+
+    @app.get(f"{NS}/events", response_model=M.EventsOut, tags=["events"])
+    def list_events(
+        namespace: str, c: C, offset: Offset = 0, limit: Limit = None
+    ) -> dict[str, Any]:
+        """Every event of the namespace in arrival order, a page at a time."""
+        return _paged(call(svc.events, c, namespace, offset, limit), "events")
+
+    @app.get(f"{NS}/inspect", response_model=M.InspectOut, tags=["memories"])
+    def inspect(
+        namespace: str, c: C, at: str | None = None, offset: Offset = 0, limit: Limit = None
+    ) -> dict[str, Any]:
+        """Every record with whether reads at ``at`` show it, and why (from `explain`)."""
+        p = call(svc.inspect, c, namespace, at, offset, limit)
+        items = [
+            {
+                "memory": m.to_dict(),
+                "visible": e.visible and e.hidden_by_time is None,
+                "gate": e.visible,
+                "reason": e.reason,
+                "hidden_by_time": e.hidden_by_time,
+            }
+            for m, e in p.items
+        ]
+        return {"memories": items, "next_offset": p.next_offset}
 
     @app.get(f"{NS}/path", response_model=M.EventsOut, tags=["events"])
     def get_path(

@@ -274,6 +274,18 @@ class MemoriesOut(_Paged):
     memories: list[MemoryOut]
 
 
+class InspectedOut(BaseModel):
+    memory: MemoryOut
+    visible: bool = Field(description="shown by reads at the anchor now (the gate and time)")
+    gate: bool = Field(description="the gate's answer alone, as `explain` gives it")
+    reason: str
+    hidden_by_time: str | None
+
+
+class InspectOut(_Paged):
+    memories: list[InspectedOut]
+
+
 class MessageOut(BaseModel):
     role: str
     content: str

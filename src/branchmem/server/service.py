@@ -112,7 +112,29 @@ def path(
     return page(ctx.store.path(at, namespace=ns), offset, ctx.limits.page(limit))
 
 
+def events(ctx: Ctx, namespace: str, offset: int = 0, limit: int | None = None) -> Page:
+    """Every event of the namespace in arrival order (the inspector's tree)."""
+    ns = ctx.allow(namespace, "read")
+    n = ctx.limits.page(limit)
+    found = ctx.store.events(namespace=ns, offset=offset, limit=n + 1)
+    return Page(found[:n], offset + n if len(found) > n else None)
+
+
 # ----------------------------------------------------------------- records
+
+
+def inspect(
+    ctx: Ctx, namespace: str, at: str | None, offset: int = 0, limit: int | None = None
+) -> Page:
+    """Every record of the namespace with why it is visible or hidden at ``at``:
+    ``(memory, explanation)`` pairs in write order (the inspector's memory panel)."""
+    ns = ctx.allow(namespace, "read")
+    n = ctx.limits.page(limit)
+    found = ctx.store.records(namespace=ns, offset=offset, limit=n + 1)
+    items = [(m, ctx.store.explain(m.id, at=at, namespace=ns)) for m in found[:n]]
+    return Page(items, offset + n if len(found) > n else None)
+
+
 def add_memories(ctx: Ctx, namespace: str, items: Sequence[Mapping[str, Any]]) -> list[Memory]:
     """Add records; one with ``branch`` is a `Store.remember` on that branch."""
     ctx.allow(namespace, "read")  # an unknown namespace answers before any other check
