@@ -79,7 +79,9 @@ def test_purge_a_namespace(store: Store) -> None:
         store.get_event("e1", namespace="tenant_a")
     assert store.branches(namespace="tenant_a") == []
     assert store.get_event("e1", namespace="tenant_b").id == "e1"
-    assert [a.op for a in store.audit("tenant_a")][-1] == "purge_namespace"
+    # the name is gone with the namespace: its audit lines (ids only) are kept
+    # under an internal number that no name leads to
+    assert store.audit("tenant_a") == []
     # the namespace can be used again afterwards
     store.add_event("e9", namespace="tenant_a")
     assert store.memories(at="e9", namespace="tenant_a") == []

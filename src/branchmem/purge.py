@@ -7,9 +7,19 @@
   that names it as a source (they carry the same personal data), with their
   derived records as above. The event's id stays as a blank node, so the
   lineage of its descendants (and what they may see) is unchanged.
-- Purging a **namespace** deletes everything in it but its audit log.
+- Purging a memory also blanks every source event that holds a copy of its
+  text (the note event `Store.remember` writes, or any event whose content
+  is exactly the record's).
+- Purging a **namespace** deletes everything in it, its name included.
 
 The audit log records each purge with the ids removed, never their content.
+A whole-namespace purge detaches the namespace's audit lines from its name:
+they stay in the file (ops, times, actors and ids) under an internal number
+that no name leads to any more.
+
+On SQLite a purge runs with ``secure_delete`` on (freed bytes are zeroed) and
+checkpoints the write-ahead log afterwards, truncating it, so the erased text
+is in neither file (see `branchmem.backends.sqlite`).
 """
 
 from __future__ import annotations
@@ -19,17 +29,12 @@ from typing import TYPE_CHECKING, cast
 
 from .branch_types import CONFLICT
 from .branches import check_actor, log
-from .errors import InvalidInput, UnknownEvent, UnknownMemory
-from .validate import check_id, check_namespace
+from .errors import InvalidInput, UnknownEvent, UnknownMemory, UnknownNamespace
+from .model import Memory
+from .validate import check_ids, check_namespace
 
 if TYPE_CHECKING:
     from .store import Store
-
-
-def _ids(values: Sequence[str], what: str) -> list[str]:
-    if isinstance(values, str):
-        raise InvalidInput(f"{what} must be a list of ids, e.g. [{values!r}]")
-    return list(dict.fromkeys(check_id(v, what) for v in values))
 
 
 class PurgeOps:
@@ -64,8 +69,8 @@ class PurgeOps:
         """
         s = cast("Store", self)
         ns = check_namespace(namespace)
-        ev_ids = _ids(events, "event id")
-        mem_ids = _ids(memories, "memory id")
+        ev_ids = check_ids(events, "event id")
+        mem_ids = check_ids(memories, "memory id")
         actor = check_actor(actor)
         if whole_namespace and (ev_ids or mem_ids):
             raise InvalidInput("pass whole_namespace=True alone, or ids to purge, not both")
@@ -75,8 +80,12 @@ class PurgeOps:
         now = s._clock()
         with s._b.transaction():
             if whole_namespace:
+                if not s._b.audit(ns, None):  # every write logs a line: nothing was ever here
+                    raise UnknownNamespace(ns)
+                # Logged first, under the namespace's internal number, which the
+                # drop then detaches from the name: the line names no one.
+                log(s, ns, "purge_namespace", [], actor, now)
                 s._b.drop_namespace(ns)
-                log(s, ns, "purge_namespace", [ns], actor, now)
                 _forget(s, ns, None)
                 return [ns]
             found = s._b.get_events(ns, ev_ids)
@@ -103,6 +112,7 @@ class PurgeOps:
             # In write order, so that every backend reports the same list.
             rows = s._b.get_records(ns, list(doomed))
             doomed_ids = sorted(doomed, key=lambda i: rows[i].memory.seq)
+            ev_ids += _copies(s, ns, [rows[i].memory for i in doomed_ids], ev_ids)
             for e in ev_ids:
                 s._b.erase_event(ns, e)
             if doomed_ids:
@@ -111,6 +121,16 @@ class PurgeOps:
             log(s, ns, "purge", removed, actor, now)
         _forget(s, ns, doomed_ids)
         return removed
+
+
+def _copies(s: Store, ns: str, mems: list[Memory], erased: list[str]) -> list[str]:
+    """Source events (not already erased) whose content is a copy of a record's."""
+    texts = {m.content for m in mems if m.target is None and m.content}
+    if not texts:
+        return []
+    sources = dict.fromkeys(src for m in mems for src in m.sources if src not in erased)
+    rows = s._b.get_events(ns, sources)
+    return [e for e in sources if (r := rows.get(e)) is not None and r.event.content in texts]
 
 
 def _forget(s: Store, ns: str, record_ids: list[str] | None) -> None:

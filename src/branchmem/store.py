@@ -7,6 +7,7 @@ Switching branches only moves the anchor; nothing is tagged or rewritten.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 import uuid
@@ -15,7 +16,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from .audit import AuditOps
-from .backends.base import Backend, DuplicateIds, EventRow, Pos, RecordRow
+from .backends.base import Backend, DuplicateIds, EventRow, Generation, Pos, RecordRow
 from .backends.memory import MemoryBackend
 from .branch_types import CONFLICT
 from .branches import BranchOps, check_actor, log
@@ -46,6 +47,7 @@ from .validate import (
     check_text,
     events_from,
     memory_from,
+    show,
 )
 
 if TYPE_CHECKING:
@@ -110,6 +112,23 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
     def close(self) -> None:
         """Release the backend (the SQLite connection). The store is unusable after."""
         self._b.close()
+
+    def generation(self) -> Generation:
+        """Where the store's contents stand now (see `branchmem.backends.base.Generation`).
+
+        A cache kept between calls (of search state, of rendered context)
+        compares it with the one it was built at: when ``erasures`` moved,
+        something was deleted or blanked, by this `Store` or another on the
+        same file, and everything derived before must go.
+
+        >>> store = Store()
+        >>> g = store.generation()
+        >>> _ = store.add_event("e1")
+        >>> store.generation().writes != g.writes, store.generation().erasures == g.erasures
+        (True, True)
+        """
+        with self._b.reading():
+            return self._b.generation()
 
     def _seg_parents(self, ns: str) -> Callable[[Iterable[int]], dict[int, tuple[Pos, ...]]]:
         b = self._b
@@ -183,7 +202,7 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         """
         now = self._clock()
         actor = check_actor(actor)
-        items = events if isinstance(events, list) else list(events)
+        items = events if isinstance(events, list) else _batch(events, "add_events", "event")
         with gc_paused(len(items)):
             return self._add_events(items, now, actor)
 
@@ -199,12 +218,27 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
                 log(self, ns, "add_events", [e.id for e in done], actor, now)
                 return done
             out: list[Event] = list(checked)
-            for ns in sorted(namespaces):
-                idxs = [i for i, e in enumerate(checked) if e.namespace == ns]
+            parts = {
+                ns: [i for i, e in enumerate(checked) if e.namespace == ns]
+                for ns in sorted(namespaces)
+            }
+            # Every namespace's part is planned (and so checked) before any is
+            # written: a backend without rollback must not keep the first parts.
+            for ns, idxs in parts.items():
+                self._plan(ns, [checked[i] for i in idxs])
+            for ns, idxs in parts.items():
                 for i, ev in zip(idxs, self._ingest(ns, [checked[i] for i in idxs]), strict=True):
                     out[i] = ev
                 log(self, ns, "add_events", [checked[i].id for i in idxs], actor, now)
             return out
+
+    def _plan(self, ns: str, events: list[Event]) -> None:
+        """Plan one namespace's events without writing: raises what `_ingest` would."""
+        ingest = Ingest(self._b, ns, self._seg_parents(ns))
+        ingest.prefetch(
+            dict.fromkeys([e.id for e in events] + [p for e in events for p in e.parents])
+        )
+        ingest.add_all(events, {n for n, _ in self._b.list_branches(ns)})
 
     def _ingest(self, ns: str, events: list[Event], *, optimistic: bool = True) -> list[Event]:
         """Plan and write one namespace's events.
@@ -319,7 +353,7 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         """
         now = self._clock()
         actor = check_actor(actor)
-        batch = items if isinstance(items, list) else list(items)
+        batch = items if isinstance(items, list) else _batch(items, "add_memories", "memory")
         with gc_paused(len(batch)):
             return self._add_memories(batch, now, actor)
 
@@ -334,6 +368,9 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
             by_ns.setdefault(m.namespace, []).append(i)
         out = list(checked)
         with self._b.transaction():
+            if len(by_ns) > 1:  # check every namespace's part before writing any
+                for ns, idxs in by_ns.items():
+                    self._new_records(ns, [checked[i] for i in idxs])
             for ns, idxs in by_ns.items():
                 for i, m in zip(
                     idxs, self._insert_records(ns, [checked[i] for i in idxs]), strict=True
@@ -449,12 +486,14 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
             raise UnknownMemory(memory_id, ns)
         if row.memory.target is not None:
             raise InvalidInput(
-                f"{memory_id!r} is itself a retraction; retract or supersede the "
+                f"{show(memory_id)} is itself a retraction; retract or supersede the "
                 "memory it targets instead"
             )
         return row.memory
 
-    def _insert_records(self, ns: str, mems: list[Memory]) -> list[Memory]:
+    def _new_records(self, ns: str, mems: list[Memory]) -> tuple[list[Memory], dict[str, Memory]]:
+        """Split ``mems`` into new ones and those stored already (checked to be the
+        same); raises, writing nothing, on a conflict."""
         existing = self._b.get_records(ns, [m.id for m in mems])
         fresh = []
         result: dict[str, Memory] = {}
@@ -468,6 +507,10 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
                 fresh.append(m)
         if len({m.id for m in fresh}) != len(fresh):
             raise InvalidInput("two records in one write share an id")
+        return fresh, result
+
+    def _insert_records(self, ns: str, mems: list[Memory]) -> list[Memory]:
+        fresh, result = self._new_records(ns, mems)
         events = self._b.get_events(ns, {s for m in fresh for s in m.sources})
         seg_parents = self._seg_parents(ns)
         rows, waits = [], []
@@ -490,7 +533,7 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         """The anchor's event id and position (None while it waits for a parent)."""
         if not isinstance(at, str) or not at:
             raise InvalidInput(
-                f"`at` must be an event id or a branch name (a non-empty string), got {at!r}"
+                f"`at` must be an event id or a branch name (a non-empty string), got {show(at)}"
             )
         row = self._b.get_events(ns, [at]).get(at)
         if row is None:
@@ -621,7 +664,7 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
                     "hidden: no anchor was given, and a read without an anchor sees nothing",
                 )
             anchor_id, pos = self._anchor(ns, at)
-            where = f"{at!r}" if anchor_id == at else f"{at!r} (head {anchor_id!r})"
+            where = f"{show(at)}" if anchor_id == at else f"{show(at)} (head {show(anchor_id)})"
             if pos is None:
                 return Explanation(
                     memory_id,
@@ -735,7 +778,33 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         """
         from .retrieval.search import search
 
+        unknown = set(options) - _search_options()
+        if unknown:
+            raise InvalidInput(
+                f"search() got unknown option(s) {sorted(unknown)}; it takes "
+                f"{', '.join(sorted(_search_options()))}"
+            )
         return search(self, query, at=at, k=k, namespace=namespace, **options)
+
+
+@functools.cache
+def _search_options() -> frozenset[str]:
+    import inspect
+
+    from .retrieval.search import search
+
+    params = inspect.signature(search).parameters
+    return frozenset(params) - {"store", "query", "at", "k", "namespace"}
+
+
+def _batch(items: Any, method: str, what: str) -> list[Any]:
+    """A batch argument as a list; one item, or a non-iterable, is refused."""
+    if isinstance(items, (str, bytes, Mapping, Event, Memory)) or not isinstance(items, Iterable):
+        raise InvalidInput(
+            f"{method}() takes a list of {what} dicts, got {type(items).__name__} "
+            f"{show(items)}; wrap a single {what} in a list"
+        )
+    return list(items)
 
 
 def _new_id() -> str:
@@ -769,7 +838,7 @@ def _source_states(
 
 def _why(s: SourceStatus, anchor: str) -> str:
     if s.state == "missing":
-        return f"source {s.event_id!r} has not arrived"
+        return f"source {show(s.event_id)} has not arrived"
     if s.state == "not_connected":
-        return f"source {s.event_id!r} is waiting for a parent that has not arrived"
-    return f"source {s.event_id!r} is not on the path to {anchor!r}"
+        return f"source {show(s.event_id)} is waiting for a parent that has not arrived"
+    return f"source {show(s.event_id)} is not on the path to {show(anchor)}"

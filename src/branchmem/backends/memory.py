@@ -14,6 +14,7 @@ from .base import (
     BranchRow,
     DuplicateIds,
     EventRow,
+    Generation,
     LifeRow,
     NewSegment,
     Pos,
@@ -59,6 +60,9 @@ class MemoryBackend:
         self._spaces: dict[str, _Space] = {}
         self._lock = threading.RLock()
         self._seq = 0
+        self._writes = 0
+        self._erasures = 0
+        self._detached: list[list[AuditEntry]] = []  # audit logs of dropped namespaces
 
     def _read(self, ns: str) -> _Space:
         # Reads of an unknown namespace see an empty space and create nothing.
@@ -73,7 +77,13 @@ class MemoryBackend:
     @contextmanager
     def transaction(self) -> Iterator[None]:
         with self._lock:
-            yield
+            try:
+                yield
+            finally:
+                self._writes += 1
+
+    def generation(self) -> Generation:
+        return Generation(self._writes, self._erasures)
 
     @contextmanager
     def reading(self) -> Iterator[None]:
@@ -291,6 +301,7 @@ class MemoryBackend:
 
     def delete_records(self, ns: str, ids: list[str]) -> None:
         sp = self._space(ns)
+        self._erasures += 1
         gone = set(ids)
         segs = set()
         for rid in ids:
@@ -317,14 +328,17 @@ class MemoryBackend:
 
     def erase_event(self, ns: str, event_id: str) -> None:
         sp = self._space(ns)
+        self._erasures += 1
         row = sp.events.get(event_id)
         if row is not None:
             row.event = replace(row.event, content="", meta=None)
 
     def drop_namespace(self, ns: str) -> None:
         sp = self._spaces.pop(ns, None)
+        self._erasures += 1
+        # The name goes; the audit lines (ids and ops, never content) stay, detached.
         if sp is not None and sp.audit:
-            self._space(ns).audit = sp.audit
+            self._detached.append(sp.audit)
 
     # audit ------------------------------------------------------------------
     def add_audit(self, ns: str, entries: list[AuditEntry]) -> None:

@@ -25,6 +25,7 @@ from .base import (
     BranchRow,
     DuplicateIds,
     EventRow,
+    Generation,
     LifeRow,
     NewSegment,
     Pos,
@@ -134,6 +135,8 @@ def _insert_rows(db: sqlite3.Connection, head: str, ncols: int, rows: list[Any])
 
 def _check_existing_store(p: Path) -> None:
     """Refuse a path that is not already a branchmem store (for read-only commands)."""
+    if p.is_dir():
+        raise StorageError(f"no branchmem store at {str(p)!r}: it is a folder; pass the store file")
     if not p.is_file():
         raise StorageError(f"no branchmem store at {str(p)!r}: the file does not exist")
     try:
@@ -157,7 +160,10 @@ class SQLiteBackend:
 
     Several processes may open the same file: writes take SQLite's write lock
     (``BEGIN IMMEDIATE``) and only immutable facts (segment fork points,
-    namespace ids) are cached in process.
+    namespace ids) are cached in process. They are immutable until an erasure
+    (a namespace dropped and rebuilt reuses segment numbers), so every
+    transaction starts by reading the store's erasure counter (`_sync`) and
+    drops them when another connection has moved it.
     """
 
     shares_rows = False
@@ -190,6 +196,12 @@ class SQLiteBackend:
         self._depth = 0
         self._ns_ids: dict[str, int] = {}
         self._seg_cache: dict[tuple[int, int], tuple[Pos, ...]] = {}
+        # Generation: a count of changes seen (our commits, and data_version moves
+        # for everyone else's) and the stored erasure counter as last read.
+        self._writes = 0
+        self._data_version = -1
+        self._erasures = -1
+        self._erasing = False  # does the open write transaction delete or blank rows?
 
     def _check_version(self) -> None:
         row = self._db.execute("SELECT value FROM store_info WHERE key='schema'").fetchone()
@@ -199,6 +211,37 @@ class SQLiteBackend:
             raise StorageError(
                 f"{self.path!r} has schema version {row[0]}; this branchmem reads "
                 f"version {SCHEMA_VERSION}"
+            )
+
+    # coherence ----------------------------------------------------------------
+    def _sync(self) -> None:
+        """Check the caches against the file (other connections may have written)."""
+        row = self._db.execute("SELECT value FROM store_info WHERE key='erasures'").fetchone()
+        erasures = int(row[0]) if row is not None else 0
+        (version,) = self._db.execute("PRAGMA data_version").fetchone()
+        if erasures != self._erasures:
+            self._ns_ids.clear()
+            self._seg_cache.clear()
+            self._erasures = erasures
+        if version != self._data_version:
+            self._data_version = version
+            self._writes += 1
+
+    def generation(self) -> Generation:
+        with self._lock:
+            if self._depth == 0:
+                self._sync()
+            return Generation(self._writes, self._erasures)
+
+    def _mark_erasure(self) -> None:
+        """Count this write transaction as an erasure when it commits, and zero
+        the bytes it frees (SQLite may be built without secure-delete)."""
+        if not self._erasing:
+            self._erasing = True
+            self._db.execute("PRAGMA secure_delete=ON")
+            self._db.execute(
+                "INSERT INTO store_info VALUES ('erasures', '1') ON CONFLICT (key) "
+                "DO UPDATE SET value = CAST(value AS INTEGER) + 1"
             )
 
     # transactions -------------------------------------------------------------
@@ -214,7 +257,10 @@ class SQLiteBackend:
                 return
             try:
                 self._db.execute(begin)
+                self._sync()
             except sqlite3.Error as exc:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
                 raise StorageError(f"SQLite store {self.path!r}: {exc}") from exc
             self._depth = 1
             try:
@@ -222,9 +268,8 @@ class SQLiteBackend:
             except BaseException as exc:
                 self._depth = 0
                 self._db.execute("ROLLBACK")
-                # A rolled-back write may have cached ids that no longer exist.
-                self._ns_ids.clear()
-                self._seg_cache.clear()
+                self._rolled_back()
+                self._db.execute("PRAGMA secure_delete=OFF")
                 if isinstance(exc, sqlite3.Error):
                     raise StorageError(f"SQLite store {self.path!r}: {exc}") from exc
                 raise
@@ -233,9 +278,37 @@ class SQLiteBackend:
                 self._db.execute("COMMIT")
             except sqlite3.Error as exc:
                 self._db.execute("ROLLBACK")
-                self._ns_ids.clear()
-                self._seg_cache.clear()
+                self._rolled_back()
                 raise StorageError(f"SQLite store {self.path!r}: commit failed: {exc}") from exc
+            if begin != "BEGIN":  # our own commits do not move data_version
+                self._writes += 1
+                if self._erasing:
+                    self._erasing = False
+                    self._erasures += 1
+                    self._after_erasure()
+
+    def _after_erasure(self) -> None:
+        """Older copies of erased rows live on in the write-ahead log: copy it into
+        the file and truncate it. A reader on another connection can hold the
+        checkpoint back; then the next purge (or `checkpoint`) finishes it."""
+        self._db.execute("PRAGMA secure_delete=OFF")
+        self.checkpoint()
+
+    def checkpoint(self) -> bool:
+        """Copy the write-ahead log into the file and truncate it to zero bytes.
+        True if it was complete (no other connection's read held part of it back)."""
+        with self._lock:
+            try:
+                busy, _, _ = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            except sqlite3.Error:
+                return False
+            return not busy
+
+    def _rolled_back(self) -> None:
+        # A rolled-back write may have cached ids that no longer exist.
+        self._ns_ids.clear()
+        self._seg_cache.clear()
+        self._erasing = False
 
     def transaction(self) -> Any:
         return self._tx("BEGIN IMMEDIATE")
@@ -249,6 +322,9 @@ class SQLiteBackend:
 
     # namespaces ---------------------------------------------------------------
     def _ns(self, ns: str, create: bool = False) -> int | None:
+        if self._depth == 0:  # a read outside any transaction: check the caches first
+            with self._lock:
+                self._sync()
         nid = self._ns_ids.get(ns)
         if nid is not None:
             return nid
@@ -732,6 +808,7 @@ class SQLiteBackend:
 
     def delete_records(self, ns: str, ids: list[str]) -> None:
         nid = self._wns(ns)
+        self._mark_erasure()
         for table, col in (("records", "id"), ("life", "id"), ("record_waits", "record")):
             self._db.executemany(
                 f"DELETE FROM {table} WHERE ns=? AND {col}=?", ((nid, i) for i in ids)
@@ -739,6 +816,7 @@ class SQLiteBackend:
 
     def erase_event(self, ns: str, event_id: str) -> None:
         nid = self._wns(ns)
+        self._mark_erasure()
         self._db.execute(
             "UPDATE events SET content='', meta=NULL WHERE ns=? AND id=?", (nid, event_id)
         )
@@ -747,11 +825,16 @@ class SQLiteBackend:
         nid = self._ns(ns)
         if nid is None:
             return
+        self._mark_erasure()
         for table in (
             "events", "waits", "segments", "records", "record_waits", "branches",
             "head_moves", "snapshots", "life",
         ):  # fmt: skip
             self._db.execute(f"DELETE FROM {table} WHERE ns=?", (nid,))
+        # The name (often a user id or an email) goes; the number stays, never
+        # reused, holding the audit lines (ids and ops, never content).
+        self._db.execute("UPDATE namespaces SET name=? WHERE id=?", (f"\x00purged {nid}", nid))
+        self._ns_ids.pop(ns, None)
         self._seg_cache = {k: v for k, v in self._seg_cache.items() if k[0] != nid}
 
     # audit --------------------------------------------------------------------

@@ -9,6 +9,11 @@ is never served stale.
 
 A persistent vector table in the backends is the next step; until then a new
 process embeds each record again on its first search.
+
+Erasure reaches the cache two ways: a purge through the same `Store` calls
+`RankCache.forget`, and `cache_for` checks the store's `Generation` (so a
+purge by another `Store` or process on the same file) and drops everything
+when something was erased since the cache last looked.
 """
 
 from __future__ import annotations
@@ -19,12 +24,16 @@ import weakref
 from array import array
 from collections.abc import Sequence
 from operator import mul
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..backends.base import Generation
 from ..errors import EmbeddingError
 from ..model import Memory
 from .embed import Embedder
 from .tokenize import Tokenizer
+
+if TYPE_CHECKING:
+    from ..store import Store
 
 TermStats = tuple[dict[str, int], int]
 """A record's term frequencies and its length in tokens."""
@@ -40,9 +49,26 @@ class RankCache:
         self._lock = threading.Lock()
         self.terms: dict[str, dict[tuple[str, str], tuple[str, TermStats]]] = {}
         self.vectors: dict[str, dict[tuple[str, str], tuple[str, array[float]]]] = {}
+        self._erasures: int | None = None
+        self.epoch = 0
+        """Moves whenever entries are dropped for an erasure. A search notes it
+        before reading records and passes it back: what it computed is then
+        kept only if nothing was erased meanwhile (it may hold purged text)."""
 
-    def term_stats(self, tokenizer: Tokenizer, mems: Sequence[Memory]) -> list[TermStats]:
-        """Term frequencies of each record, tokenizing only those not seen before."""
+    def sync(self, gen: Generation) -> None:
+        """Drop everything if something was erased since the last check."""
+        with self._lock:
+            if gen.erasures != self._erasures:
+                self.terms.clear()
+                self.vectors.clear()
+                self._erasures = gen.erasures
+                self.epoch += 1
+
+    def term_stats(
+        self, tokenizer: Tokenizer, mems: Sequence[Memory], epoch: int | None = None
+    ) -> list[TermStats]:
+        """Term frequencies of each record, tokenizing only those not seen before
+        (and keeping them unless `epoch` is given and has moved)."""
         with self._lock:
             table = self.terms.setdefault(tokenizer.name, {})
         out: list[TermStats] = []
@@ -57,7 +83,9 @@ class RankCache:
             for t in toks:
                 tf[t] = tf.get(t, 0) + 1
             st = (tf, len(toks))
-            table[key] = (m.content, st)
+            with self._lock:
+                if epoch is None or epoch == self.epoch:
+                    table[key] = (m.content, st)
             out.append(st)
         return out
 
@@ -67,6 +95,7 @@ class RankCache:
         want = None if ids is None else set(ids)
         n = 0
         with self._lock:
+            self.epoch += 1
             tables: list[dict[tuple[str, str], Any]] = [*self.terms.values()]
             tables += self.vectors.values()
             for table in tables:
@@ -76,17 +105,25 @@ class RankCache:
                 n += len(gone)
         return n
 
-    def passage_vectors(self, embedder: Embedder, mems: Sequence[Memory]) -> list[array[float]]:
-        """Unit vectors of each record, embedding (in batches) only the missing ones."""
+    def passage_vectors(
+        self, embedder: Embedder, mems: Sequence[Memory], epoch: int | None = None
+    ) -> list[array[float]]:
+        """Unit vectors of each record, embedding (in batches) only the missing ones
+        (kept unless `epoch` is given and has moved)."""
         with self._lock:
             table = self.vectors.setdefault(embedder.name, {})
-        missing = list(
-            {
-                k: m
-                for m in mems
-                if (hit := table.get(k := (m.namespace, m.id))) is None or hit[0] != m.content
-            }.values()
-        )
+        # Looked up once, into a local map: a purge on another thread may drop
+        # entries from ``table`` at any moment.
+        got: dict[tuple[str, str], array[float]] = {}
+        missing_by_key: dict[tuple[str, str], Memory] = {}
+        for m in mems:
+            k = (m.namespace, m.id)
+            hit = table.get(k)
+            if hit is not None and hit[0] == m.content:
+                got[k] = hit[1]
+            else:
+                missing_by_key[k] = m
+        missing = list(missing_by_key.values())
         for i in range(0, len(missing), _BATCH):
             batch = missing[i : i + _BATCH]
             vecs = embedder.embed_passages([m.content for m in batch])
@@ -96,8 +133,11 @@ class RankCache:
                     f"{len(batch)} passages"
                 )
             for m, v in zip(batch, vecs, strict=True):
-                table[(m.namespace, m.id)] = (m.content, unit_vector(v, embedder))
-        return [table[(m.namespace, m.id)][1] for m in mems]
+                u = got[(m.namespace, m.id)] = unit_vector(v, embedder)
+                with self._lock:
+                    if epoch is None or epoch == self.epoch:
+                        table[(m.namespace, m.id)] = (m.content, u)
+        return [got[(m.namespace, m.id)] for m in mems]
 
 
 def unit_vector(v: Sequence[float], embedder: Embedder) -> array[float]:
@@ -117,13 +157,15 @@ _CACHES: weakref.WeakKeyDictionary[Any, RankCache] = weakref.WeakKeyDictionary()
 _CACHES_LOCK = threading.Lock()
 
 
-def cache_for(store: object) -> RankCache:
-    """The cache of ``store`` (created on first use, dropped with the store)."""
+def cache_for(store: Store) -> RankCache:
+    """The cache of ``store`` (created on first use, dropped with the store),
+    checked against the store's `Generation` (see `RankCache.sync`)."""
     with _CACHES_LOCK:
         c = _CACHES.get(store)
         if c is None:
             c = _CACHES[store] = RankCache()
-        return c
+    c.sync(store.generation())
+    return c
 
 
 def _dot_python(q: array[float], vecs: Sequence[array[float]]) -> list[float]:

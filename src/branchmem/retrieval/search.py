@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidInput
 from ..model import KINDS, Memory
 from ..scope import check_anchors
+from ..validate import check_utf8
 from .cache import cache_for, cosines, unit_vector
 from .embed import Embedder, default_embedder, get_embedder
 from .fusion import Scored, Weights, fuse
@@ -79,6 +80,7 @@ def search(
             "query must be a non-empty string; to list every visible record use "
             "store.memories(at=...)"
         )
+    check_utf8(query, "query")
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InvalidInput(f"k must be a positive integer, got {k!r}")
     if mode not in MODES:
@@ -106,6 +108,8 @@ def search(
     qterms = tok(query) if tok is not None else []
     qvec = None
     seen: set[str] = set()
+    cache = cache_for(store)
+    epoch = cache.epoch  # noted before reading: see RankCache.epoch
     for anchor, visible in _gated(store, anchors, namespace, now, as_of):
         if len(hits) >= k:
             break
@@ -118,13 +122,12 @@ def search(
         seen.update(m.id for m in visible)
         if not cands:
             continue
-        cache = cache_for(store)
-        kw = bm25(qterms, cache.term_stats(tok, cands)) if tok is not None else None
+        kw = bm25(qterms, cache.term_stats(tok, cands, epoch)) if tok is not None else None
         vec = None
         if emb is not None:
             if qvec is None:
                 qvec = unit_vector(emb.embed_queries([query])[0], emb)
-            vec = cosines(qvec, cache.passage_vectors(emb, cands))
+            vec = cosines(qvec, cache.passage_vectors(emb, cands, epoch))
         for s in fuse(cands, kw, vec, w, t_now, k - len(hits)):
             hits.append(_hit(store, s, anchor, namespace, explain, w))
     if log is not None:
