@@ -135,3 +135,24 @@ def test_audit_records_every_write() -> None:
         store.audit("default", since="yesterday")  # type: ignore[arg-type]
     with pytest.raises(InvalidInput):
         store.add_event("e3", actor="")
+
+
+def test_a_re_add_that_changes_nothing_writes_no_audit_line(store: Store) -> None:
+    store.add_events([{"id": "e1"}, {"id": "e2", "parent": "e1"}])
+    store.add_memory("x", sources=["e1"], id="m1")
+    before = store.audit()
+    store.add_events([{"id": "e1"}, {"id": "e2", "parent": "e1"}])
+    store.add_event("e1")
+    store.add_memory("x", sources=["e1"], id="m1")
+    assert store.audit() == before
+    store.add_events([{"id": "e1"}, {"id": "e3", "parent": "e1"}])  # one is new
+    assert len(store.audit()) == len(before) + 1
+
+
+def test_audit_seq_counts_within_the_namespace(store: Store) -> None:
+    store.add_event("a1", namespace="A")
+    for i in range(5):
+        store.add_event(f"b{i}", namespace="B")
+    store.add_event("a2", parent="a1", namespace="A")
+    assert [e.seq for e in store.audit("A")] == [1, 2]
+    assert [e.seq for e in store.audit("B")] == [1, 2, 3, 4, 5]

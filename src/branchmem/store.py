@@ -45,6 +45,7 @@ from .validate import (
     check_namespace,
     check_sources,
     check_text,
+    check_time,
     events_from,
     memory_from,
     show,
@@ -62,7 +63,17 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
     the time written on events and records; ``policy`` (a
     `branchmem.lifecycle.Policy`) sets half-lives and default TTLs per kind.
     ``create=False`` refuses a path that is not already a branchmem store
-    (for tools that only read one).
+    (for tools that only read one); a file that is not a branchmem store (another
+    application's database) is always refused and left untouched.
+
+    SQLite files only: ``readonly=True`` opens the store read-only (it works
+    on a read-only file; every write raises `ReadOnlyStore`). ``busy_timeout``
+    is how long, in seconds, a write waits for another process's write lock
+    before raising `StoreLocked`. ``durability="full"`` (the default) makes
+    every committed write survive a power cut; ``"normal"`` ingests faster
+    and may lose the last commits on a power cut (never on a crash of the
+    process alone), without corrupting the file. New files are created
+    readable by their owner only (0600).
 
     >>> store = Store()
     >>> _ = store.add_event("e1", role="user", content="你好，我在准备搬家。")
@@ -83,6 +94,9 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         clock: Callable[[], float] = time.time,
         policy: Policy | None = None,
         create: bool = True,
+        readonly: bool = False,
+        busy_timeout: float = 30.0,
+        durability: str = "full",
     ) -> None:
         if path is not None and not isinstance(path, (str, os.PathLike)):
             raise InvalidInput(
@@ -91,14 +105,29 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
             )
         if not callable(clock):
             raise InvalidInput("clock must be a callable returning seconds, like time.time")
+        if not isinstance(readonly, bool):
+            raise InvalidInput(f"readonly must be True or False, got {show(readonly)}")
+        if durability not in ("full", "normal"):
+            raise InvalidInput(f'durability must be "full" or "normal", got {show(durability)}')
+        timeout = check_time(busy_timeout, "busy_timeout")
+        if timeout is None or timeout < 0:
+            raise InvalidInput(f"busy_timeout must be seconds >= 0, got {show(busy_timeout)}")
         if backend is not None:
             self._b: Backend = backend
         elif path is None or str(path) == ":memory:":
+            if readonly:
+                raise InvalidInput("readonly=True applies to a store file; pass its path")
             self._b = MemoryBackend()
         else:
             from .backends.sqlite import SQLiteBackend
 
-            self._b = SQLiteBackend(os.fspath(path), create=create)
+            self._b = SQLiteBackend(
+                os.fspath(path),
+                create=create,
+                readonly=readonly,
+                busy_timeout=timeout,
+                durability=durability,
+            )
         self._clock = clock
         self._policy = policy if policy is not None else Policy()
         self._via_copies = ViaCopies()
@@ -214,8 +243,9 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         with self._b.transaction():
             if len(namespaces) == 1:
                 ns = namespaces.pop()
-                done = self._ingest(ns, checked)
-                log(self, ns, "add_events", [e.id for e in done], actor, now)
+                done, new = self._ingest_counted(ns, checked)
+                if new:  # a re-add that changes nothing writes no audit line
+                    log(self, ns, "add_events", [e.id for e in done], actor, now)
                 return done
             out: list[Event] = list(checked)
             parts = {
@@ -227,9 +257,11 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
             for ns, idxs in parts.items():
                 self._plan(ns, [checked[i] for i in idxs])
             for ns, idxs in parts.items():
-                for i, ev in zip(idxs, self._ingest(ns, [checked[i] for i in idxs]), strict=True):
+                done, new = self._ingest_counted(ns, [checked[i] for i in idxs])
+                for i, ev in zip(idxs, done, strict=True):
                     out[i] = ev
-                log(self, ns, "add_events", [checked[i].id for i in idxs], actor, now)
+                if new:
+                    log(self, ns, "add_events", [checked[i].id for i in idxs], actor, now)
             return out
 
     def _plan(self, ns: str, events: list[Event]) -> None:
@@ -240,8 +272,14 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         )
         ingest.add_all(events, {n for n, _ in self._b.list_branches(ns)})
 
-    def _ingest(self, ns: str, events: list[Event], *, optimistic: bool = True) -> list[Event]:
-        """Plan and write one namespace's events.
+    def _ingest(self, ns: str, events: list[Event]) -> list[Event]:
+        """Plan and write one namespace's events (see `_ingest_counted`)."""
+        return self._ingest_counted(ns, events)[0]
+
+    def _ingest_counted(
+        self, ns: str, events: list[Event], *, optimistic: bool = True
+    ) -> tuple[list[Event], int]:
+        """Plan and write one namespace's events; also says how many were new.
 
         Optimistically, the batch's ids are taken as new without a lookup (the
         common case of an import); if one was stored already, the backend says
@@ -263,10 +301,10 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
             # re-add is a no-op and an error names the real cause.
             if not optimistic:
                 raise
-            return self._ingest(ns, events, optimistic=False)
+            return self._ingest_counted(ns, events, optimistic=False)
         if plan.newly_connected:
             self._index_waiting_records(ns, ingest, plan.newly_connected)
-        return out
+        return out, len(plan.new_rows)
 
     def _index_waiting_records(self, ns: str, ingest: Ingest, connected: list[str]) -> None:
         waiting = self._b.records_waiting_on(ns, connected)
@@ -372,11 +410,11 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
                 for ns, idxs in by_ns.items():
                     self._new_records(ns, [checked[i] for i in idxs])
             for ns, idxs in by_ns.items():
-                for i, m in zip(
-                    idxs, self._insert_records(ns, [checked[i] for i in idxs]), strict=True
-                ):
+                done, new = self._write_records(ns, [checked[i] for i in idxs])
+                for i, m in zip(idxs, done, strict=True):
                     out[i] = m
-                log(self, ns, "add_memories", [checked[i].id for i in idxs], actor, now)
+                if new:  # a re-add that changes nothing writes no audit line
+                    log(self, ns, "add_memories", [checked[i].id for i in idxs], actor, now)
         return out
 
     def retract(
@@ -510,6 +548,11 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         return fresh, result
 
     def _insert_records(self, ns: str, mems: list[Memory]) -> list[Memory]:
+        return self._write_records(ns, mems)[0]
+
+    def _write_records(self, ns: str, mems: list[Memory]) -> tuple[list[Memory], int]:
+        """Store the new ones of ``mems``; returns all of them as stored, and how
+        many were new."""
         fresh, result = self._new_records(ns, mems)
         events = self._b.get_events(ns, {s for m in fresh for s in m.sources})
         seg_parents = self._seg_parents(ns)
@@ -526,7 +569,7 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
             result[stored.id] = stored
         if waits:
             self._b.add_record_waits(ns, waits)
-        return [result[m.id] for m in mems]
+        return [result[m.id] for m in mems], len(fresh)
 
     # ------------------------------------------------------------------- reads
     def _anchor(self, ns: str, at: Any) -> tuple[str, Pos | None]:

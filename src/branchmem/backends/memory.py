@@ -343,9 +343,8 @@ class MemoryBackend:
     # audit ------------------------------------------------------------------
     def add_audit(self, ns: str, entries: list[AuditEntry]) -> None:
         log = self._space(ns).audit
-        for e in entries:
-            self._seq += 1
-            log.append(replace(e, seq=self._seq))
+        for e in entries:  # numbered within the namespace: no tenant sees another's volume
+            log.append(replace(e, seq=len(log) + 1))
 
     def audit(self, ns: str, since: float | None) -> list[AuditEntry]:
         log = self._read(ns).audit

@@ -9,6 +9,7 @@ sqlite3 is imported here only, and its errors become `StorageError` here.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..branch_types import AuditEntry, HeadMove, Snapshot
-from ..errors import StorageError
+from ..errors import ReadOnlyStore, StorageError, StoreLocked
 from ..model import Memory, make_event, make_memory
 from .base import (
     BranchRow,
@@ -133,6 +134,24 @@ def _insert_rows(db: sqlite3.Connection, head: str, ncols: int, rows: list[Any])
         db.executemany(f"{head} VALUES {one}", rows[full:])
 
 
+DURABILITY = {"full": "FULL", "normal": "NORMAL"}
+"""``durability=`` -> SQLite's ``synchronous``: ``"full"`` (the default) syncs the
+log at every commit, so a committed write survives a power cut; ``"normal"``
+syncs at checkpoints only: faster to ingest, and a power cut (not a crash of
+the process) may lose the last commits, but never corrupts the file."""
+
+
+def _create_private(p: Path) -> None:
+    """Create an empty store file readable by its owner only (SQLite gives its
+    -wal and -shm files the same mode)."""
+    try:
+        os.close(os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass  # another process created it first
+    except OSError as exc:
+        raise StorageError(f"cannot create SQLite store at {str(p)!r}: {exc}") from exc
+
+
 def _check_existing_store(p: Path) -> None:
     """Refuse a path that is not already a branchmem store (for read-only commands)."""
     if p.is_dir():
@@ -168,27 +187,53 @@ class SQLiteBackend:
 
     shares_rows = False
 
-    def __init__(self, path: str | Path, *, create: bool = True) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        create: bool = True,
+        readonly: bool = False,
+        busy_timeout: float = 30.0,
+        durability: str = "full",
+    ) -> None:
         self.path = str(path)
+        self.readonly = readonly
+        self.busy_timeout = busy_timeout
         p = Path(self.path)
         if not p.parent.is_dir():
             raise StorageError(
                 f"cannot open SQLite store at {self.path!r}: the folder {str(p.parent)!r} "
                 "does not exist; create it first"
             )
-        if not create:
+        fresh = not p.exists() or (p.is_file() and p.stat().st_size == 0)
+        if readonly or not create or not fresh:
+            # Before anything writes to it: another application's database (or any
+            # other file) is refused and left exactly as it was.
             _check_existing_store(p)
         try:
-            self._db = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=30.0
-            )
-            # Larger pages make index inserts cheaper; this only takes effect on a
-            # new file (before its first table), and an existing file keeps its own.
-            self._db.execute("PRAGMA page_size=16384")
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
+            if readonly:
+                self._db = sqlite3.connect(
+                    f"{p.resolve().as_uri()}?mode=ro",
+                    uri=True,
+                    isolation_level=None,
+                    check_same_thread=False,
+                    timeout=busy_timeout,
+                )
+            else:
+                if not p.exists():
+                    _create_private(p)
+                self._db = sqlite3.connect(
+                    self.path, isolation_level=None, check_same_thread=False, timeout=busy_timeout
+                )
+                # Larger pages make index inserts cheaper; this only takes effect on a
+                # new file (before its first table), and an existing file keeps its own.
+                self._db.execute("PRAGMA page_size=16384")
+                self._db.execute("PRAGMA journal_mode=WAL")
+                # FULL: a committed write survives a power cut (the WAL is synced at
+                # every commit); NORMAL may lose the last commits, never corrupts.
+                self._db.execute(f"PRAGMA synchronous={DURABILITY[durability]}")
+                self._db.executescript(SCHEMA)
             self._db.execute("PRAGMA cache_size=-65536")
-            self._db.executescript(SCHEMA)
             self._check_version()
         except sqlite3.Error as exc:
             raise StorageError(f"cannot open SQLite store at {self.path!r}: {exc}") from exc
@@ -205,6 +250,8 @@ class SQLiteBackend:
 
     def _check_version(self) -> None:
         row = self._db.execute("SELECT value FROM store_info WHERE key='schema'").fetchone()
+        if row is None and self.readonly:
+            raise StorageError(f"{self.path!r} has no schema version; it is not a branchmem store")
         if row is None:
             self._db.execute("INSERT INTO store_info VALUES ('schema', ?)", (SCHEMA_VERSION,))
         elif row[0] != SCHEMA_VERSION:
@@ -255,12 +302,16 @@ class SQLiteBackend:
                 finally:
                     self._depth -= 1
                 return
+            if self.readonly and begin != "BEGIN":
+                raise ReadOnlyStore(self.path)
             try:
                 self._db.execute(begin)
                 self._sync()
             except sqlite3.Error as exc:
                 if self._db.in_transaction:
                     self._db.execute("ROLLBACK")
+                if "locked" in str(exc) or "busy" in str(exc):
+                    raise StoreLocked(self.path, self.busy_timeout) from exc
                 raise StorageError(f"SQLite store {self.path!r}: {exc}") from exc
             self._depth = 1
             try:
@@ -849,7 +900,11 @@ class SQLiteBackend:
         nid = self._ns(ns)
         if nid is None:
             return []
-        sql = "SELECT seq, at, actor, op, ids FROM audit WHERE ns=? AND at>=? ORDER BY seq"
+        # Numbered within the namespace (the rowid counts every tenant's writes).
+        sql = (
+            "SELECT n, at, actor, op, ids FROM (SELECT row_number() OVER (ORDER BY seq) AS n, "
+            "at, actor, op, ids FROM audit WHERE ns=?) WHERE at>=? ORDER BY n"
+        )
         low = float("-inf") if since is None else since
         return [
             AuditEntry(at, op, tuple(ids.split(SEP)) if ids else (), actor, ns, seq)
