@@ -54,9 +54,7 @@ def test_new_files_are_private(tmp_path: Path) -> None:
         path = tmp_path / "s.db"
         with Store(path) as s:
             s.add_event("e1")
-            modes = {
-                p.name: stat.S_IMODE(p.stat().st_mode) for p in tmp_path.iterdir()
-            }
+            modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in tmp_path.iterdir()}
     finally:
         os.umask(old)
     assert modes["s.db"] == 0o600
