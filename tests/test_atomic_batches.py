@@ -23,29 +23,29 @@ def _base(store: Store) -> None:
         store.add_memory("old", sources=["x"], id="mem", namespace=ns)
 
 
+def _refused(store: Store, write: Callable[[], object]) -> None:
+    """``write`` raises a `BranchmemError` and leaves the store exactly as it was."""
+    before = raw_state(store)
+    with pytest.raises(BranchmemError):
+        write()
+    assert raw_state(store) == before
+
+
 def test_cross_namespace_events_example(make_store: Callable[[], Store]) -> None:
     store = make_store()
     _base(store)
-    before = raw_state(store)
-    with pytest.raises(BranchmemError):
-        store.add_events(
-            [{"id": "a1", "namespace": "A"}, {"id": "x", "namespace": "B", "content": "other"}]
-        )
-    assert raw_state(store) == before
+    bad = [{"id": "a1", "namespace": "A"}, {"id": "x", "namespace": "B", "content": "other"}]
+    _refused(store, lambda: store.add_events(bad))
 
 
 def test_cross_namespace_memories_example(make_store: Callable[[], Store]) -> None:
     store = make_store()
     _base(store)
-    before = raw_state(store)
-    with pytest.raises(BranchmemError):
-        store.add_memories(
-            [
-                {"content": "new", "sources": ["x"], "namespace": "A"},
-                {"content": "changed", "sources": ["x"], "id": "mem", "namespace": "B"},
-            ]
-        )
-    assert raw_state(store) == before
+    bad = [
+        {"content": "new", "sources": ["x"], "namespace": "A"},
+        {"content": "changed", "sources": ["x"], "id": "mem", "namespace": "B"},
+    ]
+    _refused(store, lambda: store.add_memories(bad))
 
 
 GOOD_EVENT = st.builds(
@@ -95,14 +95,9 @@ def test_a_failing_item_anywhere_leaves_the_store_as_before(
 ) -> None:
     store = make_store()
     _base(store)
-    before = raw_state(store)
-    events = data.draw(st.booleans())
-    if events:
+    if data.draw(st.booleans()):
         batch = data.draw(st.composite(lambda d: _batch(d, GOOD_EVENT, BAD_EVENT))())
-        with pytest.raises(BranchmemError):
-            store.add_events(batch)
+        _refused(store, lambda: store.add_events(batch))
     else:
         batch = data.draw(st.composite(lambda d: _batch(d, GOOD_MEMORY, BAD_MEMORY))())
-        with pytest.raises(BranchmemError):
-            store.add_memories(batch)
-    assert raw_state(store) == before
+        _refused(store, lambda: store.add_memories(batch))

@@ -16,13 +16,19 @@ from branchmem import Store
 from reference import Reference, RefRecord
 
 
-def test_stale_segments_after_a_namespace_purge_elsewhere(tmp_path: Path) -> None:
-    p = tmp_path / "s.db"
+def _rebuilt_elsewhere(p: Path) -> tuple[Store, Store]:
+    """The issue's story: ``y`` caches a forked tree's segments, then ``x`` purges
+    the namespace and rebuilds it with two roots (segments 0 and 1 again)."""
     x, y = Store(p), Store(p)
     x.add_events([{"id": "e1"}, {"id": "e2", "parent": "e1"}, {"id": "e2b", "parent": "e1"}])
     assert y.memories(at="e2b") == []
     x.purge(whole_namespace=True)
     x.add_events([{"id": "r1"}, {"id": "q1"}])
+    return x, y
+
+
+def test_stale_segments_after_a_namespace_purge_elsewhere(tmp_path: Path) -> None:
+    x, y = _rebuilt_elsewhere(tmp_path / "s.db")
     x.add_memory("SECRET", sources=["r1"])
     assert [e.id for e in y.path("q1")] == ["q1"]
     assert y.memories(at="q1") == []
@@ -31,11 +37,7 @@ def test_stale_segments_after_a_namespace_purge_elsewhere(tmp_path: Path) -> Non
 
 def test_a_write_through_a_stale_store_indexes_at_the_right_place(tmp_path: Path) -> None:
     p = tmp_path / "s.db"
-    x, y = Store(p), Store(p)
-    x.add_events([{"id": "e1"}, {"id": "e2", "parent": "e1"}, {"id": "e2b", "parent": "e1"}])
-    assert y.memories(at="e2b") == []
-    x.purge(whole_namespace=True)
-    x.add_events([{"id": "r1"}, {"id": "q1"}])
+    x, y = _rebuilt_elsewhere(p)
     # written by the store that cached the old tree's segments: r1 is not an
     # ancestor of q1, so the record must carry both positions
     y.add_memory("SECRET", sources=["r1", "q1"])
