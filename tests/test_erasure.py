@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from branchmem import QueryLog, Store, UnknownNamespace
+from branchmem import QueryLog, Redactor, Store, UnknownNamespace
 from branchmem.retrieval.cache import cache_for
 from branchmem.retrieval.querylog import query_hash
 
@@ -132,3 +132,13 @@ def test_search_under_concurrent_purge_raises_nothing_raw(make_store: Callable[[
     cache = cache_for(store)
     held = [k for t in [*cache.terms.values(), *cache.vectors.values()] for k in t]
     assert held == []
+
+
+def test_with_a_redactor_the_query_log_holds_hashes(tmp_path: Path) -> None:
+    store = Store(redactor=Redactor())
+    store.add_event("e1", content="我对花生过敏")
+    store.add_memory("用户对花生过敏", sources=["e1"])
+    path = tmp_path / "q.jsonl"
+    store.search("花生过敏", at="e1", embedder="hashing", log=path)
+    (entry,) = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert "query" not in entry and entry["query_sha256"] == query_hash("花生过敏")

@@ -32,6 +32,7 @@ from .errors import (
 )
 from .lifecycle import Policy
 from .model import KINDS, Branch, Event, Explanation, Memory, SourceStatus
+from .redact import Redactor
 from .retrieval import (
     Embedder,
     HashingEmbedder,
@@ -75,6 +76,7 @@ __all__ = [
     "Policy",
     "QueryLog",
     "ReadOnlyStore",
+    "Redactor",
     "Snapshot",
     "SnapshotExists",
     "SourceStatus",

@@ -12,8 +12,9 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .audit import AuditOps
 from .backends.base import Backend, DuplicateIds, EventRow, Generation, Pos, RecordRow
@@ -34,6 +35,7 @@ from .lineage import Ingest, ancestor_ranges, in_ranges, index_position, row_in_
 from .merge import MergeOps
 from .model import RETRACTION, Event, Explanation, Memory, SourceStatus
 from .purge import PurgeOps
+from .redact import Redactor
 from .scope import ViaCopies, check_anchors, read_chain, read_views
 from .validate import (
     TIME_FIELDS,
@@ -54,6 +56,8 @@ from .validate import (
 if TYPE_CHECKING:
     from .retrieval.hit import Hit
 
+_Item = TypeVar("_Item", Event, Memory)
+
 
 class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
     """A memory store whose history is a tree (or a DAG).
@@ -73,7 +77,9 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
     every committed write survive a power cut; ``"normal"`` ingests faster
     and may lose the last commits on a power cut (never on a crash of the
     process alone), without corrupting the file. New files are created
-    readable by their owner only (0600).
+    readable by their owner only (0600). ``redactor`` (a `branchmem.Redactor`)
+    redacts personal data from event and record content and from logged
+    queries before anything is stored.
 
     >>> store = Store()
     >>> _ = store.add_event("e1", role="user", content="你好，我在准备搬家。")
@@ -97,11 +103,16 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         readonly: bool = False,
         busy_timeout: float = 30.0,
         durability: str = "full",
+        redactor: Redactor | None = None,
     ) -> None:
         if path is not None and not isinstance(path, (str, os.PathLike)):
             raise InvalidInput(
                 f"path must be a file path (str or os.PathLike) or None for memory, "
                 f"got {type(path).__name__}"
+            )
+        if redactor is not None and not isinstance(redactor, Redactor):
+            raise InvalidInput(
+                f"redactor must be a branchmem.Redactor or None, got {type(redactor).__name__}"
             )
         if not callable(clock):
             raise InvalidInput("clock must be a callable returning seconds, like time.time")
@@ -131,6 +142,25 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         self._clock = clock
         self._policy = policy if policy is not None else Policy()
         self._via_copies = ViaCopies()
+        self._redactor = redactor
+
+    @property
+    def redactor(self) -> Redactor | None:
+        """The `Redactor` this store applies before storing text, or ``None``."""
+        return self._redactor
+
+    def _redact(self, text: str) -> str:
+        """The one place text is redacted before it is stored (see `redactor`)."""
+        return text if self._redactor is None or not text else self._redactor.redact(text)
+
+    def _redacted(self, items: list[_Item]) -> list[_Item]:
+        """Events or records with their content redacted, before they are written."""
+        if self._redactor is None:
+            return items
+        return [
+            x if (c := self._redact(x.content)) == x.content else replace(x, content=c)
+            for x in items
+        ]
 
     def __enter__(self) -> Store:
         return self
@@ -266,6 +296,7 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
 
     def _plan(self, ns: str, events: list[Event]) -> None:
         """Plan one namespace's events without writing: raises what `_ingest` would."""
+        events = self._redacted(events)  # as stored, so that a re-add compares equal
         ingest = Ingest(self._b, ns, self._seg_parents(ns))
         ingest.prefetch(
             dict.fromkeys([e.id for e in events] + [p for e in events for p in e.parents])
@@ -285,6 +316,7 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         common case of an import); if one was stored already, the backend says
         so before writing and the batch is planned again with every id looked up.
         """
+        events = self._redacted(events)
         ingest = Ingest(self._b, ns, self._seg_parents(ns))
         ids = [e.id for e in events]
         if optimistic:
@@ -532,6 +564,7 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
     def _new_records(self, ns: str, mems: list[Memory]) -> tuple[list[Memory], dict[str, Memory]]:
         """Split ``mems`` into new ones and those stored already (checked to be the
         same); raises, writing nothing, on a conflict."""
+        mems = self._redacted(mems)
         existing = self._b.get_records(ns, [m.id for m in mems])
         fresh = []
         result: dict[str, Memory] = {}

@@ -62,7 +62,8 @@ def search(
     ``meta`` equality, ``as_of``: created at or before) apply after the gate.
     ``now`` (default: the clock) sets recency. ``explain=True`` attaches why
     each hit is visible and how its score was made. ``log`` appends the
-    search to a JSONL query log (see `replay`).
+    search to a JSONL query log (see `replay`); on a store with a redactor, a
+    log given by path records a hash of the query instead of its text.
 
     >>> from branchmem import Store, HashingEmbedder
     >>> store = Store()
@@ -134,7 +135,7 @@ def search(
         entry = log_entry(
             namespace=namespace,
             anchors=anchors,
-            query=query,
+            query=store._redact(query),
             k=k,
             mode=mode,
             embedder=emb.name if emb is not None else None,
@@ -146,7 +147,9 @@ def search(
             hits=hits,
             elapsed=time.time() - started,
         )
-        (log if isinstance(log, QueryLog) else QueryLog(log)).write(entry)
+        # With a redactor, a log given by path stores query hashes, not text.
+        hashed = store.redactor is not None
+        (log if isinstance(log, QueryLog) else QueryLog(log, hash_queries=hashed)).write(entry)
     return hits
 
 
