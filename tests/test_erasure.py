@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from branchmem import QueryLog, Redactor, Store, UnknownNamespace
+from branchmem import InvalidInput, QueryLog, Redactor, Store, UnknownNamespace
 from branchmem.retrieval.cache import cache_for
 from branchmem.retrieval.querylog import query_hash
 
@@ -142,3 +142,25 @@ def test_with_a_redactor_the_query_log_holds_hashes(tmp_path: Path) -> None:
     store.search("花生过敏", at="e1", embedder="hashing", log=path)
     (entry,) = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     assert "query" not in entry and entry["query_sha256"] == query_hash("花生过敏")
+
+
+def test_purge_reaches_the_query_logs_it_is_given(
+    make_store: Callable[[], Store], tmp_path: Path
+) -> None:
+    store = make_store()
+    store.add_event("e1", content="花生")
+    store.add_event("u1", namespace="u")
+    a = store.add_memory("用户对花生过敏", sources=["e1"])
+    store.add_memory("用户喜欢猫", sources=["e1"])
+    store.add_memory("tenant fact", sources=["u1"], namespace="u")
+    path = tmp_path / "q.jsonl"
+    for q in ("花生", "猫"):
+        store.search(q, at="e1", embedder="hashing", k=1, log=path)
+    store.search("fact", at="u1", namespace="u", embedder="hashing", log=path)
+    store.purge(events=["e1"], query_logs=[path])  # takes a's source, so a goes
+    assert [e["query"] for e in QueryLog(path).entries()] == ["fact"]
+    assert store.purge(namespace="u", whole_namespace=True, query_logs=[QueryLog(path)])
+    assert list(QueryLog(path).entries()) == []
+    assert a.id not in path.read_text(encoding="utf-8")
+    with pytest.raises(InvalidInput):
+        store.purge(events=["e1"], query_logs=str(path))  # type: ignore[arg-type]

@@ -24,6 +24,7 @@ is in neither file (see `branchmem.backends.sqlite`).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
@@ -31,7 +32,8 @@ from .branch_types import CONFLICT
 from .branches import check_actor, log
 from .errors import InvalidInput, UnknownEvent, UnknownMemory, UnknownNamespace
 from .model import Memory
-from .validate import check_ids, check_namespace
+from .retrieval.querylog import QueryLog
+from .validate import check_ids, check_namespace, show
 
 if TYPE_CHECKING:
     from .store import Store
@@ -48,6 +50,7 @@ class PurgeOps:
         namespace: str = "default",
         whole_namespace: bool = False,
         actor: str | None = None,
+        query_logs: Sequence[QueryLog | str | os.PathLike[str]] = (),
     ) -> list[str]:
         """Really delete, for erasure requests. Returns the ids removed or erased:
         the events, then the records in the order they were written.
@@ -56,7 +59,10 @@ class PurgeOps:
         them is deleted; ``memories`` are deleted; records derived from deleted
         ones (their retractions, conflicts naming them) go too.
         ``whole_namespace=True`` deletes the namespace's events, records,
-        branches and snapshots (its audit log stays).
+        branches, snapshots and name (its audit log stays, detached).
+        ``query_logs`` (`QueryLog` objects or paths) lose, after the purge, the
+        searches of the namespace that returned a purged record (every search
+        of the namespace for ``whole_namespace``): see `QueryLog.purge`.
 
         >>> from branchmem import Store
         >>> store = Store()
@@ -72,6 +78,7 @@ class PurgeOps:
         ev_ids = check_ids(events, "event id")
         mem_ids = check_ids(memories, "memory id")
         actor = check_actor(actor)
+        logs = _query_logs(query_logs)
         if whole_namespace and (ev_ids or mem_ids):
             raise InvalidInput("pass whole_namespace=True alone, or ids to purge, not both")
         if not whole_namespace and not ev_ids and not mem_ids:
@@ -87,6 +94,8 @@ class PurgeOps:
                 log(s, ns, "purge_namespace", [], actor, now)
                 s._b.drop_namespace(ns)
                 _forget(s, ns, None)
+                for ql in logs:
+                    ql.purge(namespace=ns)
                 return [ns]
             found = s._b.get_events(ns, ev_ids)
             for e in ev_ids:
@@ -120,7 +129,25 @@ class PurgeOps:
             removed = ev_ids + doomed_ids
             log(s, ns, "purge", removed, actor, now)
         _forget(s, ns, doomed_ids)
+        for ql in logs:
+            ql.purge(namespace=ns, ids=doomed_ids)
         return removed
+
+
+def _query_logs(logs: object) -> list[QueryLog]:
+    if isinstance(logs, (str, os.PathLike, QueryLog)) or not isinstance(logs, (list, tuple)):
+        raise InvalidInput(
+            f"query_logs must be a list of QueryLog objects or paths, got {show(logs)}"
+        )
+    out = []
+    for q in logs:
+        if isinstance(q, QueryLog):
+            out.append(q)
+        elif isinstance(q, (str, os.PathLike)):
+            out.append(QueryLog(q))
+        else:
+            raise InvalidInput(f"query_logs holds {show(q)}; pass QueryLog objects or paths")
+    return out
 
 
 def _copies(s: Store, ns: str, mems: list[Memory], erased: list[str]) -> list[str]:
