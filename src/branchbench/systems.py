@@ -196,6 +196,11 @@ SYSTEMS: dict[str, type[System]] = {
 }
 """Every system, in report order (no filtering first, the gated store last)."""
 
+# Two more, through a real LangGraph graph (when the langgraph extra is installed).
+from .systems_langgraph import langgraph_systems  # noqa: E402
+
+SYSTEMS.update(langgraph_systems())
+
 
 def make_system(name: str, settings: Settings | None = None) -> System:
     """A fresh instance of the system called ``name``."""

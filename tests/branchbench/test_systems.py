@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib.util import find_spec
 from typing import Any
 
 import pytest
@@ -44,6 +45,7 @@ def test_registry_order_and_unknown_name() -> None:
         "branch_tags",
         "current_branch_raw",
         "branchmem",
+        *(["langgraph_store", "branchmem_langgraph"] if find_spec("langgraph") else []),
     ]
     with pytest.raises(ValueError, match="choose from"):
         make_system("nope")
