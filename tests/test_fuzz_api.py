@@ -4,6 +4,7 @@ a call that fails changes nothing."""
 from __future__ import annotations
 
 import inspect
+import os
 import math
 from collections.abc import Callable
 from typing import Any
@@ -117,7 +118,7 @@ def _call(store: Store, name: str, args: list[Any], kwargs: dict[str, Any]) -> N
 
 
 @settings(
-    max_examples=150,
+    max_examples=int(os.environ.get("FUZZ_EXAMPLES", "150")),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -145,3 +146,14 @@ def test_policy_refuses_what_is_not_a_positive_finite_number(ttl: Any, boost: An
         return
     assert math.isfinite(p.ttls["working"]) and p.ttls["working"] > 0
     assert math.isfinite(p.max_boost)
+
+
+@given(field=st.sampled_from(["keyword", "vector", "importance", "recency", "rrf_k", "half_life"]),
+       value=st.sampled_from(ATOMS))  # fmt: skip
+@settings(max_examples=60, deadline=None)
+def test_weights_refuse_what_is_not_a_number_in_range(field: str, value: Any) -> None:
+    try:
+        w = Weights(**{field: _real(value)})
+    except BranchmemError:
+        return
+    assert math.isfinite(getattr(w, field))

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidInput
 from ..model import KINDS, Memory
 from ..scope import check_anchors
-from ..validate import check_utf8
+from ..validate import check_utf8, show
 from .cache import cache_for, cosines, unit_vector
 from .embed import Embedder, default_embedder, get_embedder
 from .fusion import Scored, Weights, fuse
@@ -83,15 +83,15 @@ def search(
         )
     check_utf8(query, "query")
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InvalidInput(f"k must be a positive integer, got {k!r}")
+        raise InvalidInput(f"k must be a positive integer, got {show(k)}")
     if mode not in MODES:
-        raise InvalidInput(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
+        raise InvalidInput(f"mode must be one of {', '.join(MODES)}; got {show(mode)}")
     anchors = _anchors(at)
     kinds = _kinds(kind)
     if key_prefix is not None and not isinstance(key_prefix, str):
-        raise InvalidInput(f"key_prefix must be a string, got {key_prefix!r}")
+        raise InvalidInput(f"key_prefix must be a string, got {show(key_prefix)}")
     if meta is not None and not isinstance(meta, Mapping):
-        raise InvalidInput(f"meta must be a dict of field -> value to match, got {meta!r}")
+        raise InvalidInput(f"meta must be a dict of field -> value to match, got {show(meta)}")
     w = weights if weights is not None else Weights()
     if not isinstance(w, Weights):
         raise InvalidInput("weights must be a branchmem.Weights")
@@ -99,7 +99,9 @@ def search(
         if value is not None and (
             isinstance(value, bool) or not isinstance(value, (int, float)) or value != value
         ):
-            raise InvalidInput(f"{name} must be a time in seconds since the epoch, got {value!r}")
+            raise InvalidInput(
+                f"{name} must be a time in seconds since the epoch, got {show(value)}"
+            )
     t_now = float(started if now is None else now)
     filtering = bool(kinds is not None or key_prefix is not None or meta or as_of is not None)
     emb = _embedder(embedder) if mode != "keyword" else None
@@ -214,7 +216,7 @@ def _kinds(kind: Any) -> list[str] | None:
         return None
     items = [kind] if isinstance(kind, str) else kind
     if not isinstance(items, (list, tuple, set, frozenset)):
-        raise InvalidInput(f"kind must be a kind or a list of kinds; got {kind!r}")
+        raise InvalidInput(f"kind must be a kind or a list of kinds; got {show(kind)}")
     bad = [k for k in items if k not in KINDS]
     if bad:
         raise InvalidInput(
@@ -250,7 +252,7 @@ def _embedder(e: Embedder | str | None) -> Embedder:
     if not isinstance(e, Embedder):
         raise InvalidInput(
             "embedder must have name, dim, embed_queries and embed_passages "
-            f"(see branchmem.Embedder), got {e!r}"
+            f"(see branchmem.Embedder), got {show(e)}"
         )
     return e
 
