@@ -4,8 +4,8 @@ a call that fails changes nothing."""
 from __future__ import annotations
 
 import inspect
-import os
 import math
+import os
 from collections.abc import Callable
 from typing import Any
 

@@ -24,7 +24,8 @@
     ├── StorageError                       the backend failed (driver error, foreign file)
     │   ├── StoreLocked (TimeoutError)     another process held the write lock too long
     │   └── ReadOnlyStore (PermissionError) a write to a store opened read-only
-    └── EmbeddingError                     an embedder failed (endpoint down, bad answer)
+    ├── EmbeddingError                     an embedder failed (endpoint down, bad answer)
+    └── ExtractionError                    an extractor failed (bad model reply, timeout)
 
 Every leaf also subclasses the natural built-in, so ``except KeyError`` keeps
 working for callers who do not know about branchmem. Errors carry the ids
@@ -37,9 +38,14 @@ from __future__ import annotations
 class BranchmemError(Exception):
     """Root of every error branchmem raises on purpose."""
 
+    #: The HTTP status a served store answers with (the nearest class's wins).
+    http_status = 500
+
 
 class InvalidInput(BranchmemError, ValueError):
     """An argument is malformed; the message says what to pass instead."""
+
+    http_status = 422
 
 
 class CycleError(InvalidInput):
@@ -149,6 +155,8 @@ class ConflictClosed(InvalidInput):
 class NotFound(BranchmemError, KeyError):
     """Something named by id does not exist."""
 
+    http_status = 404
+
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0]) if self.args else ""
 
@@ -239,6 +247,8 @@ class BranchConflict(BranchmemError, RuntimeError):
     (`Store.branch_head`) and retry.
     """
 
+    http_status = 409
+
     def __init__(self, name: str, namespace: str, expected: str | None, actual: str) -> None:
         self.name = name
         self.namespace = namespace
@@ -253,9 +263,26 @@ class BranchConflict(BranchmemError, RuntimeError):
 class StorageError(BranchmemError):
     """The storage backend failed; the message carries the driver's reason."""
 
+    http_status = 503
+
 
 class EmbeddingError(BranchmemError):
     """An embedder failed (an endpoint down or answering badly, a wrong dimension)."""
+
+    http_status = 502
+
+
+class ExtractionError(BranchmemError):
+    """An extractor failed: a model's reply that is not the promised JSON, an
+    endpoint that timed out or answered with an HTTP error, or an extractor
+    that returned something other than proposals. ``reply`` holds the first
+    200 characters of what came back (``""`` when nothing did)."""
+
+    http_status = 502
+
+    def __init__(self, message: str, reply: str = "") -> None:
+        self.reply = reply[:200]
+        super().__init__(message + (f"; the reply began: {self.reply!r}" if self.reply else ""))
 
 
 class StoreLocked(StorageError, TimeoutError):
