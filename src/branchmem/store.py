@@ -181,7 +181,7 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         """Release the backend (the SQLite connection). The store is unusable after."""
         self._b.close()
 
-    def generation(self) -> Generation:
+    def _generation(self) -> Generation:
         """Where the store's contents stand now (see `branchmem.backends.base.Generation`).
 
         A cache kept between calls (of search state, of rendered context)
@@ -190,9 +190,9 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         same file, and everything derived before must go.
 
         >>> store = Store()
-        >>> g = store.generation()
+        >>> g = store._generation()
         >>> _ = store.add_event("e1")
-        >>> store.generation().writes != g.writes, store.generation().erasures == g.erasures
+        >>> store._generation().writes != g.writes, store._generation().erasures == g.erasures
         (True, True)
         """
         with self._b.reading():
@@ -817,7 +817,7 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         """
         ns = check_namespace(namespace)
         if last is not None and (not isinstance(last, int) or isinstance(last, bool) or last < 0):
-            raise InvalidInput(f"last must be a non-negative integer or None, got {last!r}")
+            raise InvalidInput(f"last must be a non-negative integer or None, got {show(last)}")
         if at is None or last == 0:
             return []
         with self._b.reading():

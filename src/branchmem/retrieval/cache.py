@@ -257,7 +257,7 @@ def cache_for(store: Store) -> RankCache:
         c = _CACHES.get(store)
         if c is None:
             c = _CACHES[store] = RankCache()
-    c.sync(store.generation())
+    c.sync(store._generation())
     return c
 
 
