@@ -2,6 +2,7 @@
 
     python bench/gate.py            # 1,000,000 events (a few minutes)
     python bench/gate.py --quick    # 100,000 events (under a minute)
+    python bench/gate.py --durability-only --events 20000   # the durability figures alone
 
 History: chat-like; each new event answers the latest one, except about 2%
 that fork from a uniformly chosen older event (an edit or regenerate far
@@ -207,6 +208,35 @@ def build(
         store.add_memories(memories[i : i + batch])
 
 
+def durability(events: list[dict[str, Any]], batches: tuple[int, ...] = (1, 100, 5000)) -> None:
+    """Ingest cost of ``durability="full"`` (the default: the log is synced at
+    every commit) against ``"normal"`` (synced at checkpoints), per batch size.
+    The two stores take the same batches alternately, so both meet the same
+    machine conditions; one event per commit is where a sync costs most."""
+    print(f"durability: ingest of {len(events):,} events, full vs normal, by batch size")
+    for batch in batches:
+        n = len(events) if batch > 1 else min(len(events), 2_000)
+        tmp = Path(tempfile.mkdtemp(prefix="branchmem-durability-"))
+        full = Store(tmp / "full.db")
+        normal = Store(tmp / "normal.db", durability="normal")
+        t_full = t_normal = 0.0
+        for i in range(0, n, batch):
+            chunk = events[i : i + batch]
+            t = time.perf_counter()
+            full.add_events(chunk)
+            t_full += time.perf_counter() - t
+            t = time.perf_counter()
+            normal.add_events(chunk)
+            t_normal += time.perf_counter() - t
+        full.close()
+        normal.close()
+        remove_dir(tmp)
+        print(
+            f"  batches of {batch:>5} ({n:,} events): full {n / t_full:10,.0f} events/s, "
+            f"normal {n / t_normal:10,.0f} events/s, full costs {t_full / t_normal:5.2f}x"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -215,16 +245,22 @@ def main() -> None:
     ap.add_argument("--events", type=int, help="number of events (overrides --quick)")
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument(
+        "--durability-only", action="store_true", help="only the full-vs-normal ingest figures"
+    )
+    ap.add_argument(
         "--fork-steps", type=int, default=4000, help="steps of the forked path (0: skip it)"
     )
     ap.add_argument("--only-forked", action="store_true", help="run the forked path alone")
     args = ap.parse_args()
+    n = args.events or (100_000 if args.quick else 1_000_000)
+    if args.durability_only:
+        durability(make_history(n)[0])
+        return
     if args.fork_steps:
         forked_path(args.fork_steps, max(3, args.repeat // 2))
         many_namespaces(400, 3)
     if args.only_forked:
         return
-    n = args.events or (100_000 if args.quick else 1_000_000)
     batch = 50_000
     print(f"gate benchmark: {n:,} events, one memory each, batches of {batch:,}")
     events, memories, anchor = make_history(n)
@@ -338,6 +374,7 @@ def main() -> None:
     size = sum(f.stat().st_size for f in tmp.iterdir())
     print(f"  sqlite files: {size / 1e6:.0f} MB in {tmp}")
     remove_dir(tmp)
+    durability(events[:20_000])
 
 
 if __name__ == "__main__":

@@ -186,6 +186,9 @@ def verify_manifest(directory: str | Path, *, hint: bool = True) -> None:
     d = Path(directory)
     fix = f"; {freeze_hint(d)}" if hint else ""
     manifest = d / "MANIFEST"
+    if not d.is_dir():
+        what = "is a file, not a folder" if d.exists() else "does not exist"
+        raise ManifestError(f"{d}: the scenario folder {what}; pass a folder of scenarios")
     if not manifest.is_file():
         raise ManifestError(f"{d}: no MANIFEST; a folder must be frozen before it is run{fix}")
     expected: dict[str, str] = {}

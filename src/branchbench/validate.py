@@ -100,6 +100,8 @@ class Violation:
     message: str
 
     def __str__(self) -> str:
+        if self.scenario == _FOLDER:  # the message names the folder itself
+            return self.message
         statement = RULES.get(self.rule)
         rule = f"rule {self.rule} ({statement})" if statement else f"rule {self.rule}"
         return f"{self.scenario}: {rule}: {self.message}"

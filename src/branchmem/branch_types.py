@@ -98,7 +98,8 @@ class HeadMove:
 class AuditEntry:
     """One line of the audit log: when, who (optional), what operation, which ids.
 
-    Purges record the ids they removed, never the removed content.
+    Purges record the ids they removed, never the removed content. ``seq``
+    numbers the lines of one namespace from 1, in write order.
     """
 
     at: float

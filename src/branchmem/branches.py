@@ -32,7 +32,7 @@ from .errors import (
 )
 from .lineage import ancestor_ranges, in_ranges
 from .model import Branch, Event, Memory
-from .validate import check_id, check_name, check_namespace, event_from, memory_from
+from .validate import check_id, check_name, check_namespace, event_from, memory_from, show
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -129,7 +129,7 @@ def write_on_branch(
             )
         if records and s._b.get_records(ns, [m.id for m in records]):
             raise InvalidInput(
-                f"a record with id {records[0].id!r} already exists in namespace {ns!r}; "
+                f"a record with id {show(records[0].id)} already exists in namespace {show(ns)}; "
                 "pass a new id (or none, and one is made)"
             )
         (ev,) = s._ingest(ns, [ev])
@@ -169,7 +169,7 @@ class BranchOps:
         name = check_name(name)
         actor = check_actor(actor)
         if not isinstance(at, str) or not at:
-            raise InvalidInput(f"`at` must be an event id or a branch name, got {at!r}")
+            raise InvalidInput(f"`at` must be an event id or a branch name, got {show(at)}")
         now = s._clock()
         with s._b.transaction():
             existing = s._b.get_branch_row(ns, name)

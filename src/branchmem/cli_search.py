@@ -101,7 +101,12 @@ def _meta(items: list[str] | None) -> dict[str, Any] | None:
             raise InvalidInput(f"--meta takes FIELD=VALUE, got {item!r}")
         try:
             out[field] = json.loads(raw)
-        except json.JSONDecodeError:
+        except json.JSONDecodeError as exc:
+            if raw[:1] in ("{", "[", '"'):  # meant as JSON, but broken: say so
+                raise InvalidInput(
+                    f"--meta {field}=...: {raw!r} is not valid JSON ({exc.msg}); quote it "
+                    "for the shell, or pass a bare word for a string"
+                ) from None
             out[field] = raw  # a bare word is a string
     return out
 

@@ -18,9 +18,12 @@
     │   ├── UnknownBranch
     │   ├── UnknownSnapshot
     │   ├── UnknownConflict
+    │   ├── UnknownNamespace               a namespace that holds nothing
     │   └── UnknownAnchor                  `at=` names no event and no branch
     ├── BranchConflict (RuntimeError)      a branch head moved under a compare-and-set
-    ├── StorageError                       the backend failed (driver error, locked file)
+    ├── StorageError                       the backend failed (driver error, foreign file)
+    │   ├── StoreLocked (TimeoutError)     another process held the write lock too long
+    │   └── ReadOnlyStore (PermissionError) a write to a store opened read-only
     ├── EmbeddingError                     an embedder failed (endpoint down, bad answer)
     └── ExtractionError                    an extractor failed (bad model reply, timeout)
 
@@ -190,6 +193,17 @@ class UnknownBranch(NotFound):
         )
 
 
+class UnknownNamespace(NotFound):
+    """The namespace holds nothing (nothing was ever written to it, or it was purged)."""
+
+    def __init__(self, namespace: str) -> None:
+        self.namespace = namespace
+        super().__init__(
+            f"namespace {namespace!r} holds nothing; check its spelling "
+            "(namespaces are case-sensitive)"
+        )
+
+
 class UnknownAnchor(NotFound):
     """`at=` (or a branch argument) names neither an event nor a branch."""
 
@@ -269,3 +283,27 @@ class ExtractionError(BranchmemError):
     def __init__(self, message: str, reply: str = "") -> None:
         self.reply = reply[:200]
         super().__init__(message + (f"; the reply began: {self.reply!r}" if self.reply else ""))
+
+
+class StoreLocked(StorageError, TimeoutError):
+    """Another connection held the store's write lock for longer than ``busy_timeout``."""
+
+    def __init__(self, path: str, waited: float) -> None:
+        self.path = path
+        self.waited = waited
+        super().__init__(
+            f"SQLite store {path!r} is locked: another process (or another Store on this "
+            f"file) held its write lock for over {waited:g} s. Retry, or open the store "
+            "with a longer busy_timeout=, and keep write transactions short"
+        )
+
+
+class ReadOnlyStore(StorageError, PermissionError):
+    """A write to a store opened with ``readonly=True``."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        super().__init__(
+            f"store {path!r} was opened read-only (readonly=True); open it without "
+            "readonly=True to write"
+        )

@@ -31,6 +31,7 @@ gate shows from reads now.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -40,7 +41,7 @@ from .backends.base import LifeRow
 from .branches import check_actor, log
 from .errors import InvalidInput, UnknownAnchor, UnknownMemory
 from .model import Memory
-from .validate import check_id, check_name, check_namespace, check_time
+from .validate import check_ids, check_name, check_namespace, check_time, show
 
 if TYPE_CHECKING:
     from .store import Store
@@ -58,6 +59,16 @@ def _default_half_lives() -> dict[str, float]:
     }
 
 
+def _finite(x: Any) -> bool:
+    """A real number (not a bool) that converts to a finite float."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return False
+    try:
+        return math.isfinite(x)
+    except OverflowError:
+        return False
+
+
 @dataclass(frozen=True)
 class Policy:
     """How records age: half-lives and default TTLs per kind (seconds), and the use boost.
@@ -73,12 +84,16 @@ class Policy:
 
     def __post_init__(self) -> None:
         for name, table in (("half_lives", self.half_lives), ("ttls", self.ttls)):
+            if not isinstance(table, Mapping):
+                raise InvalidInput(f"Policy.{name} must be a dict of kind -> seconds")
             for kind, secs in table.items():
-                if isinstance(secs, bool) or not isinstance(secs, (int, float)) or secs <= 0:
+                if not _finite(secs) or secs <= 0:
                     raise InvalidInput(
-                        f"Policy.{name}[{kind!r}] must be a positive number of seconds, "
-                        f"got {secs!r}"
+                        f"Policy.{name}[{show(kind)}] must be a positive, finite number of "
+                        f"seconds, got {show(secs)}"
                     )
+        if not _finite(self.max_boost) or not _finite(self.boost_per_use):
+            raise InvalidInput("Policy.max_boost and boost_per_use must be finite numbers")
         if not self.max_boost >= 1.0 or self.boost_per_use < 0:
             raise InvalidInput("Policy.max_boost must be >= 1 and boost_per_use >= 0")
 
@@ -215,9 +230,7 @@ class LifecycleOps:
         """
         s = cast("Store", self)
         ns = check_namespace(namespace)
-        if isinstance(ids, str):
-            raise InvalidInput("touch() takes a list of memory ids, e.g. touch([m.id])")
-        want = list(dict.fromkeys(check_id(i, "memory id") for i in ids))
+        want = check_ids(ids, "memory id")
         t = check_time(now, "now")
         actor = check_actor(actor)
         when = s._clock() if t is None else t
@@ -311,7 +324,7 @@ class LifecycleOps:
             lr = s._b.get_life(ns, [m.id]).get(m.id) or LifeRow()
             if lr.archived_at is None and (m.expires_at is None or m.expires_at > when):
                 raise InvalidInput(
-                    f"memory {m.id!r} is neither archived nor expired, so there is nothing "
+                    f"memory {show(m.id)} is neither archived nor expired, so there is nothing "
                     "to restore (restore() undoes archive_expired() or an expiry that passed)"
                 )
             lr.archived_at, lr.restored_at = None, when
@@ -346,7 +359,9 @@ class LifecycleOps:
         prefix = check_name(prefix, "branch prefix")
         age = check_time(older_than, "older_than")
         if age is None or age < 0:
-            raise InvalidInput(f"older_than must be a number of seconds >= 0, got {older_than!r}")
+            raise InvalidInput(
+                f"older_than must be a number of seconds >= 0, got {show(older_than)}"
+            )
         t = check_time(now, "now")
         actor = check_actor(actor)
         when = s._clock()

@@ -30,7 +30,7 @@ from .errors import ConflictClosed, InvalidInput, UnknownConflict
 from .lifecycle import narrow
 from .model import Event, Memory
 from .scope import read_views
-from .validate import check_id, check_name, check_namespace, event_from
+from .validate import check_id, check_name, check_namespace, event_from, show
 
 if TYPE_CHECKING:
     from .store import Store
@@ -131,12 +131,14 @@ class MergeOps:
         into = check_name(into, "branch name `into`")
         actor = check_actor(actor)
         if strategy not in STRATEGIES:
-            raise InvalidInput(f"strategy must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
+            raise InvalidInput(
+                f"strategy must be one of {', '.join(STRATEGIES)}; got {show(strategy)}"
+            )
         if not isinstance(source, str) or not source:
-            raise InvalidInput(f"source must be a branch name or an event id, got {source!r}")
+            raise InvalidInput(f"source must be a branch name or an event id, got {show(source)}")
         if source == into:
             raise InvalidInput(
-                f"cannot merge branch {into!r} into itself; merge another branch or event"
+                f"cannot merge branch {show(into)} into itself; merge another branch or event"
             )
         mid = new_event_id() if event_id is None else check_id(event_id, "event id")
         if expected_head is not None:
@@ -148,7 +150,7 @@ class MergeOps:
             src = resolve_event(s, ns, source)
             if position(s, ns, src) is None:
                 raise InvalidInput(
-                    f"source {source!r} is waiting for a parent that has not arrived; "
+                    f"source {show(source)} is waiting for a parent that has not arrived; "
                     "merge it once its history is connected"
                 )
             if position(s, ns, row.head) is None:
@@ -168,7 +170,7 @@ class MergeOps:
                         source, into, strategy, src, fast_forward=True, added=len(incoming)
                     )
             if s._b.get_events(ns, [mid]):
-                raise InvalidInput(f"event {mid!r} already exists in namespace {ns!r}")
+                raise InvalidInput(f"event {show(mid)} already exists in namespace {show(ns)}")
             ev = event_from(
                 {
                     "id": mid,
@@ -197,7 +199,7 @@ class MergeOps:
                         records.append(
                             Memory(
                                 cid,
-                                f"conflict on {key!r}: "
+                                f"conflict on {show(key)}: "
                                 + " / ".join(m.content for m in losers + theirs),
                                 (mid,),
                                 kind=CONFLICT,
@@ -284,7 +286,7 @@ class MergeOps:
             conflict = _to_conflict(rec.memory)
             if keep not in conflict.members:
                 raise InvalidInput(
-                    f"{keep!r} is not a member of conflict {cid!r}; "
+                    f"{show(keep)} is not a member of conflict {show(cid)}; "
                     f"keep one of {list(conflict.members)}"
                 )
             row = branch_row(s, ns, branch)

@@ -7,29 +7,36 @@
   that names it as a source (they carry the same personal data), with their
   derived records as above. The event's id stays as a blank node, so the
   lineage of its descendants (and what they may see) is unchanged.
-- Purging a **namespace** deletes everything in it but its audit log.
+- Purging a memory also blanks every source event that holds a copy of its
+  text (the note event `Store.remember` writes, or any event whose content
+  is exactly the record's).
+- Purging a **namespace** deletes everything in it, its name included.
 
 The audit log records each purge with the ids removed, never their content.
+A whole-namespace purge detaches the namespace's audit lines from its name:
+they stay in the file (ops, times, actors and ids) under an internal number
+that no name leads to any more.
+
+On SQLite a purge runs with ``secure_delete`` on (freed bytes are zeroed) and
+checkpoints the write-ahead log afterwards, truncating it, so the erased text
+is in neither file (see `branchmem.backends.sqlite`).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
 from .branch_types import CONFLICT
 from .branches import check_actor, log
-from .errors import InvalidInput, UnknownEvent, UnknownMemory
-from .validate import check_id, check_namespace
+from .errors import InvalidInput, UnknownEvent, UnknownMemory, UnknownNamespace
+from .model import Memory
+from .retrieval.querylog import QueryLog
+from .validate import check_ids, check_namespace, show
 
 if TYPE_CHECKING:
     from .store import Store
-
-
-def _ids(values: Sequence[str], what: str) -> list[str]:
-    if isinstance(values, str):
-        raise InvalidInput(f"{what} must be a list of ids, e.g. [{values!r}]")
-    return list(dict.fromkeys(check_id(v, what) for v in values))
 
 
 class PurgeOps:
@@ -43,6 +50,7 @@ class PurgeOps:
         namespace: str = "default",
         whole_namespace: bool = False,
         actor: str | None = None,
+        query_logs: Sequence[QueryLog | str | os.PathLike[str]] = (),
     ) -> list[str]:
         """Really delete, for erasure requests. Returns the ids removed or erased:
         the events, then the records in the order they were written.
@@ -51,7 +59,10 @@ class PurgeOps:
         them is deleted; ``memories`` are deleted; records derived from deleted
         ones (their retractions, conflicts naming them) go too.
         ``whole_namespace=True`` deletes the namespace's events, records,
-        branches and snapshots (its audit log stays).
+        branches, snapshots and name (its audit log stays, detached).
+        ``query_logs`` (`QueryLog` objects or paths) lose, after the purge, the
+        searches of the namespace that returned a purged record (every search
+        of the namespace for ``whole_namespace``): see `QueryLog.purge`.
 
         >>> from branchmem import Store
         >>> store = Store()
@@ -64,9 +75,10 @@ class PurgeOps:
         """
         s = cast("Store", self)
         ns = check_namespace(namespace)
-        ev_ids = _ids(events, "event id")
-        mem_ids = _ids(memories, "memory id")
+        ev_ids = check_ids(events, "event id")
+        mem_ids = check_ids(memories, "memory id")
         actor = check_actor(actor)
+        logs = _query_logs(query_logs)
         if whole_namespace and (ev_ids or mem_ids):
             raise InvalidInput("pass whole_namespace=True alone, or ids to purge, not both")
         if not whole_namespace and not ev_ids and not mem_ids:
@@ -75,9 +87,15 @@ class PurgeOps:
         now = s._clock()
         with s._b.transaction():
             if whole_namespace:
+                if not s._b.audit(ns, None):  # every write logs a line: nothing was ever here
+                    raise UnknownNamespace(ns)
+                # Logged first, under the namespace's internal number, which the
+                # drop then detaches from the name: the line names no one.
+                log(s, ns, "purge_namespace", [], actor, now)
                 s._b.drop_namespace(ns)
-                log(s, ns, "purge_namespace", [ns], actor, now)
                 _forget(s, ns, None)
+                for ql in logs:
+                    ql.purge(namespace=ns)
                 return [ns]
             found = s._b.get_events(ns, ev_ids)
             for e in ev_ids:
@@ -103,6 +121,7 @@ class PurgeOps:
             # In write order, so that every backend reports the same list.
             rows = s._b.get_records(ns, list(doomed))
             doomed_ids = sorted(doomed, key=lambda i: rows[i].memory.seq)
+            ev_ids += _copies(s, ns, [rows[i].memory for i in doomed_ids], ev_ids)
             for e in ev_ids:
                 s._b.erase_event(ns, e)
             if doomed_ids:
@@ -110,7 +129,35 @@ class PurgeOps:
             removed = ev_ids + doomed_ids
             log(s, ns, "purge", removed, actor, now)
         _forget(s, ns, doomed_ids)
+        for ql in logs:
+            ql.purge(namespace=ns, ids=doomed_ids)
         return removed
+
+
+def _query_logs(logs: object) -> list[QueryLog]:
+    if isinstance(logs, (str, os.PathLike, QueryLog)) or not isinstance(logs, (list, tuple)):
+        raise InvalidInput(
+            f"query_logs must be a list of QueryLog objects or paths, got {show(logs)}"
+        )
+    out = []
+    for q in logs:
+        if isinstance(q, QueryLog):
+            out.append(q)
+        elif isinstance(q, (str, os.PathLike)):
+            out.append(QueryLog(q))
+        else:
+            raise InvalidInput(f"query_logs holds {show(q)}; pass QueryLog objects or paths")
+    return out
+
+
+def _copies(s: Store, ns: str, mems: list[Memory], erased: list[str]) -> list[str]:
+    """Source events (not already erased) whose content is a copy of a record's."""
+    texts = {m.content for m in mems if m.target is None and m.content}
+    if not texts:
+        return []
+    sources = dict.fromkeys(src for m in mems for src in m.sources if src not in erased)
+    rows = s._b.get_events(ns, sources)
+    return [e for e in sources if (r := rows.get(e)) is not None and r.event.content in texts]
 
 
 def _forget(s: Store, ns: str, record_ids: list[str] | None) -> None:

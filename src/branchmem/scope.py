@@ -27,12 +27,13 @@ from collections.abc import Sequence
 from operator import attrgetter, is_
 from typing import TYPE_CHECKING, Any
 
-from .backends.base import RecordRow
+from .backends.base import Generation, RecordRow
 from .branch_types import CONFLICT
 from .errors import InvalidInput
 from .lifecycle import anchor_as_of
 from .lineage import row_in_ranges
 from .model import RETRACTION, Memory
+from .validate import show
 
 if TYPE_CHECKING:
     from .store import Store
@@ -68,6 +69,7 @@ class ViaCopies:
     def __init__(self, limit: int = 200_000) -> None:
         self.limit = limit
         self._size = 0
+        self._erasures: int | None = None
         # (namespace, anchor) -> (the stored objects of its last answer, their copies)
         self._last: dict[tuple[str, str], tuple[list[Memory], list[Memory]]] = {}
 
@@ -75,6 +77,12 @@ class ViaCopies:
         """Forget every copy (a purge must not leave erased content in memory)."""
         self._last.clear()
         self._size = 0
+
+    def sync(self, gen: Generation) -> None:
+        """Drop every copy if something was erased since the last read."""
+        if gen.erasures != self._erasures:
+            self.clear()
+            self._erasures = gen.erasures
 
     def tag(self, items: list[Memory], via: str, ns: str) -> list[Memory]:
         """Copies of ``items`` with ``via`` set (read in namespace ``ns``)."""
@@ -112,12 +120,12 @@ def tag_fresh(items: list[Memory], via: str) -> list[Memory]:
 def check_anchors(at: Any) -> list[str]:
     if not isinstance(at, (list, tuple)):
         raise InvalidInput(
-            f"`at` must be an event id, a branch name, or a list of them; got {at!r}"
+            f"`at` must be an event id, a branch name, or a list of them; got {show(at)}"
         )
     for a in at:
         if not isinstance(a, str) or not a:
             raise InvalidInput(
-                f"every anchor in `at` must be an event id or a branch name, got {a!r}"
+                f"every anchor in `at` must be an event id or a branch name, got {show(a)}"
             )
     return list(dict.fromkeys(at))
 
@@ -146,6 +154,7 @@ def read_chain(
         out: list[Memory] = []
         for (name, _), g in zip(views, groups, strict=True):
             if s._b.shares_rows:  # under the read lock: a purge clears the copies after
+                s._via_copies.sync(s._b.generation())
                 out += s._via_copies.tag(g, name, ns)
             else:
                 out += tag_fresh(g, name)

@@ -7,6 +7,7 @@ Switching branches only moves the anchor; nothing is tagged or rewritten.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 import uuid
@@ -16,7 +17,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .audit import AuditOps
-from .backends.base import Backend, DuplicateIds, EventRow, Pos, RecordRow
+from .backends.base import Backend, DuplicateIds, EventRow, Generation, Pos, RecordRow
 from .backends.memory import MemoryBackend
 from .branch_types import CONFLICT
 from .branches import BranchOps, check_actor, log
@@ -54,8 +55,10 @@ from .validate import (
     check_page,
     check_sources,
     check_text,
+    check_time,
     events_from,
     memory_from,
+    show,
 )
 
 if TYPE_CHECKING:
@@ -75,7 +78,17 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
     the time written on events and records; ``policy`` (a
     `branchmem.lifecycle.Policy`) sets half-lives and default TTLs per kind.
     ``create=False`` refuses a path that is not already a branchmem store
-    (for tools that only read one). ``redactor`` (a `branchmem.Redactor`)
+    (for tools that only read one); a file that is not a branchmem store (another
+    application's database) is always refused and left untouched.
+
+    SQLite files only: ``readonly=True`` opens the store read-only (it works
+    on a read-only file; every write raises `ReadOnlyStore`). ``busy_timeout``
+    is how long, in seconds, a write waits for another process's write lock
+    before raising `StoreLocked`. ``durability="full"`` (the default) makes
+    every committed write survive a power cut; ``"normal"`` ingests faster
+    and may lose the last commits on a power cut (never on a crash of the
+    process alone), without corrupting the file. New files are created
+    readable by their owner only (0600). ``redactor`` (a `branchmem.Redactor`)
     redacts personal data from event and record content and from logged
     queries before anything is stored.
 
@@ -98,6 +111,9 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         clock: Callable[[], float] = time.time,
         policy: Policy | None = None,
         create: bool = True,
+        readonly: bool = False,
+        busy_timeout: float = 30.0,
+        durability: str = "full",
         redactor: Redactor | None = None,
     ) -> None:
         if path is not None and not isinstance(path, (str, os.PathLike)):
@@ -111,14 +127,29 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
             )
         if not callable(clock):
             raise InvalidInput("clock must be a callable returning seconds, like time.time")
+        if not isinstance(readonly, bool):
+            raise InvalidInput(f"readonly must be True or False, got {show(readonly)}")
+        if durability not in ("full", "normal"):
+            raise InvalidInput(f'durability must be "full" or "normal", got {show(durability)}')
+        timeout = check_time(busy_timeout, "busy_timeout")
+        if timeout is None or timeout < 0:
+            raise InvalidInput(f"busy_timeout must be seconds >= 0, got {show(busy_timeout)}")
         if backend is not None:
             self._b: Backend = backend
         elif path is None or str(path) == ":memory:":
+            if readonly:
+                raise InvalidInput("readonly=True applies to a store file; pass its path")
             self._b = MemoryBackend()
         else:
             from .backends.sqlite import SQLiteBackend
 
-            self._b = SQLiteBackend(os.fspath(path), create=create)
+            self._b = SQLiteBackend(
+                os.fspath(path),
+                create=create,
+                readonly=readonly,
+                busy_timeout=timeout,
+                durability=durability,
+            )
         self._clock = clock
         self._policy = policy if policy is not None else Policy()
         self._via_copies = ViaCopies()
@@ -151,6 +182,23 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
     def close(self) -> None:
         """Release the backend (the SQLite connection). The store is unusable after."""
         self._b.close()
+
+    def _generation(self) -> Generation:
+        """Where the store's contents stand now (see `branchmem.backends.base.Generation`).
+
+        A cache kept between calls (of search state, of rendered context)
+        compares it with the one it was built at: when ``erasures`` moved,
+        something was deleted or blanked, by this `Store` or another on the
+        same file, and everything derived before must go.
+
+        >>> store = Store()
+        >>> g = store._generation()
+        >>> _ = store.add_event("e1")
+        >>> store._generation().writes != g.writes, store._generation().erasures == g.erasures
+        (True, True)
+        """
+        with self._b.reading():
+            return self._b.generation()
 
     def _seg_parents(self, ns: str) -> Callable[[Iterable[int]], dict[int, tuple[Pos, ...]]]:
         b = self._b
@@ -224,7 +272,7 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         """
         now = self._clock()
         actor = check_actor(actor)
-        items = events if isinstance(events, list) else list(events)
+        items = events if isinstance(events, list) else _batch(events, "add_events", "event")
         with gc_paused(len(items)):
             return self._add_events(items, now, actor)
 
@@ -236,22 +284,44 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         with self._b.transaction():
             if len(namespaces) == 1:
                 ns = namespaces.pop()
-                done = self._ingest(ns, checked)
-                log(self, ns, "add_events", [e.id for e in done], actor, now)
+                done, new = self._ingest_counted(ns, checked)
+                if new:  # a re-add that changes nothing writes no audit line
+                    log(self, ns, "add_events", [e.id for e in done], actor, now)
                 return done
             out: list[Event] = list(checked)
             groups: dict[str, list[int]] = {}  # one pass, not one scan per namespace
             for i, e in enumerate(checked):
                 groups.setdefault(e.namespace, []).append(i)
-            for ns in sorted(groups):
-                idxs = groups[ns]
-                for i, ev in zip(idxs, self._ingest(ns, [checked[i] for i in idxs]), strict=True):
+            parts = {ns: groups[ns] for ns in sorted(groups)}
+            # Every namespace's part is planned (and so checked) before any is
+            # written: a backend without rollback must not keep the first parts.
+            for ns, idxs in parts.items():
+                self._plan(ns, [checked[i] for i in idxs])
+            for ns, idxs in parts.items():
+                done, new = self._ingest_counted(ns, [checked[i] for i in idxs])
+                for i, ev in zip(idxs, done, strict=True):
                     out[i] = ev
-                log(self, ns, "add_events", [checked[i].id for i in idxs], actor, now)
+                if new:
+                    log(self, ns, "add_events", [checked[i].id for i in idxs], actor, now)
             return out
 
-    def _ingest(self, ns: str, events: list[Event], *, optimistic: bool = True) -> list[Event]:
-        """Plan and write one namespace's events.
+    def _plan(self, ns: str, events: list[Event]) -> None:
+        """Plan one namespace's events without writing: raises what `_ingest` would."""
+        events = self._redacted(events)  # as stored, so that a re-add compares equal
+        ingest = Ingest(self._b, ns, self._seg_parents(ns))
+        ingest.prefetch(
+            dict.fromkeys([e.id for e in events] + [p for e in events for p in e.parents])
+        )
+        ingest.add_all(events, {n for n, _ in self._b.list_branches(ns)})
+
+    def _ingest(self, ns: str, events: list[Event]) -> list[Event]:
+        """Plan and write one namespace's events (see `_ingest_counted`)."""
+        return self._ingest_counted(ns, events)[0]
+
+    def _ingest_counted(
+        self, ns: str, events: list[Event], *, optimistic: bool = True
+    ) -> tuple[list[Event], int]:
+        """Plan and write one namespace's events; also says how many were new.
 
         Optimistically, the batch's ids are taken as new without a lookup (the
         common case of an import); if one was stored already, the backend says
@@ -274,10 +344,10 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
             # re-add is a no-op and an error names the real cause.
             if not optimistic:
                 raise
-            return self._ingest(ns, events, optimistic=False)
+            return self._ingest_counted(ns, events, optimistic=False)
         if plan.newly_connected:
             self._index_waiting_records(ns, ingest, plan.newly_connected)
-        return out
+        return out, len(plan.new_rows)
 
     def _index_waiting_records(self, ns: str, ingest: Ingest, connected: list[str]) -> None:
         waiting = self._b.records_waiting_on(ns, connected)
@@ -364,7 +434,7 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         """
         now = self._clock()
         actor = check_actor(actor)
-        batch = items if isinstance(items, list) else list(items)
+        batch = items if isinstance(items, list) else _batch(items, "add_memories", "memory")
         with gc_paused(len(batch)):
             return self._add_memories(batch, now, actor)
 
@@ -379,12 +449,15 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
             by_ns.setdefault(m.namespace, []).append(i)
         out = list(checked)
         with self._b.transaction():
+            if len(by_ns) > 1:  # check every namespace's part before writing any
+                for ns, idxs in by_ns.items():
+                    self._new_records(ns, [checked[i] for i in idxs])
             for ns, idxs in by_ns.items():
-                for i, m in zip(
-                    idxs, self._insert_records(ns, [checked[i] for i in idxs]), strict=True
-                ):
+                done, new = self._write_records(ns, [checked[i] for i in idxs])
+                for i, m in zip(idxs, done, strict=True):
                     out[i] = m
-                log(self, ns, "add_memories", [checked[i].id for i in idxs], actor, now)
+                if new:  # a re-add that changes nothing writes no audit line
+                    log(self, ns, "add_memories", [checked[i].id for i in idxs], actor, now)
         return out
 
     def retract(
@@ -494,12 +567,14 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
             raise UnknownMemory(memory_id, ns)
         if row.memory.target is not None:
             raise InvalidInput(
-                f"{memory_id!r} is itself a retraction; retract or supersede the "
+                f"{show(memory_id)} is itself a retraction; retract or supersede the "
                 "memory it targets instead"
             )
         return row.memory
 
-    def _insert_records(self, ns: str, mems: list[Memory]) -> list[Memory]:
+    def _new_records(self, ns: str, mems: list[Memory]) -> tuple[list[Memory], dict[str, Memory]]:
+        """Split ``mems`` into new ones and those stored already (checked to be the
+        same); raises, writing nothing, on a conflict."""
         mems = self._redacted(mems)
         existing = self._b.get_records(ns, [m.id for m in mems])
         fresh = []
@@ -514,6 +589,15 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
                 fresh.append(m)
         if len({m.id for m in fresh}) != len(fresh):
             raise InvalidInput("two records in one write share an id")
+        return fresh, result
+
+    def _insert_records(self, ns: str, mems: list[Memory]) -> list[Memory]:
+        return self._write_records(ns, mems)[0]
+
+    def _write_records(self, ns: str, mems: list[Memory]) -> tuple[list[Memory], int]:
+        """Store the new ones of ``mems``; returns all of them as stored, and how
+        many were new."""
+        fresh, result = self._new_records(ns, mems)
         events = self._b.get_events(ns, {s for m in fresh for s in m.sources})
         where: list[list[Pos | None]] = [
             [r.pos if (r := events.get(s)) is not None else None for s in m.sources] for m in fresh
@@ -536,14 +620,14 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
             result[stored.id] = stored
         if waits:
             self._b.add_record_waits(ns, waits)
-        return [result[m.id] for m in mems]
+        return [result[m.id] for m in mems], len(fresh)
 
     # ------------------------------------------------------------------- reads
     def _anchor(self, ns: str, at: Any) -> tuple[str, Pos | None]:
         """The anchor's event id and position (None while it waits for a parent)."""
         if not isinstance(at, str) or not at:
             raise InvalidInput(
-                f"`at` must be an event id or a branch name (a non-empty string), got {at!r}"
+                f"`at` must be an event id or a branch name (a non-empty string), got {show(at)}"
             )
         row = self._b.get_events(ns, [at]).get(at)
         if row is None:
@@ -674,7 +758,7 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
                     "hidden: no anchor was given, and a read without an anchor sees nothing",
                 )
             anchor_id, pos = self._anchor(ns, at)
-            where = f"{at!r}" if anchor_id == at else f"{at!r} (head {anchor_id!r})"
+            where = f"{show(at)}" if anchor_id == at else f"{show(at)} (head {show(anchor_id)})"
             if pos is None:
                 return Explanation(
                     memory_id,
@@ -735,7 +819,7 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         """
         ns = check_namespace(namespace)
         if last is not None and (not isinstance(last, int) or isinstance(last, bool) or last < 0):
-            raise InvalidInput(f"last must be a non-negative integer or None, got {last!r}")
+            raise InvalidInput(f"last must be a non-negative integer or None, got {show(last)}")
         if at is None or last == 0:
             return []
         with self._b.reading():
@@ -833,6 +917,12 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         """
         from .retrieval.search import search
 
+        unknown = set(options) - _search_options()
+        if unknown:
+            raise InvalidInput(
+                f"search() got unknown option(s) {sorted(unknown)}; it takes "
+                f"{', '.join(sorted(_search_options()))}"
+            )
         return search(self, query, at=at, k=k, namespace=namespace, **options)
 
     # ------------------------------------------------------- extraction, context
@@ -932,6 +1022,26 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         return import_export(self, path, format=format, namespace=namespace, progress=progress)
 
 
+@functools.cache
+def _search_options() -> frozenset[str]:
+    import inspect
+
+    from .retrieval.search import search
+
+    params = inspect.signature(search).parameters
+    return frozenset(params) - {"store", "query", "at", "k", "namespace"}
+
+
+def _batch(items: Any, method: str, what: str) -> list[Any]:
+    """A batch argument as a list; one item, or a non-iterable, is refused."""
+    if isinstance(items, (str, bytes, Mapping, Event, Memory)) or not isinstance(items, Iterable):
+        raise InvalidInput(
+            f"{method}() takes a list of {what} dicts, got {type(items).__name__} "
+            f"{show(items)}; wrap a single {what} in a list"
+        )
+    return list(items)
+
+
 def _new_id() -> str:
     return "m_" + uuid.uuid4().hex
 
@@ -963,7 +1073,7 @@ def _source_states(
 
 def _why(s: SourceStatus, anchor: str) -> str:
     if s.state == "missing":
-        return f"source {s.event_id!r} has not arrived"
+        return f"source {show(s.event_id)} has not arrived"
     if s.state == "not_connected":
-        return f"source {s.event_id!r} is waiting for a parent that has not arrived"
-    return f"source {s.event_id!r} is not on the path to {anchor!r}"
+        return f"source {show(s.event_id)} is waiting for a parent that has not arrived"
+    return f"source {show(s.event_id)} is not on the path to {show(anchor)}"

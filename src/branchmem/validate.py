@@ -4,13 +4,41 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+import re
+import reprlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from .errors import InvalidInput
 from .model import KINDS, ROLES, Event, Memory, normalize_parents
 
 MAX_ID_LEN = 512
+
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = 200
+_REPR.maxlevel = 3
+
+
+def show(value: Any) -> str:
+    """A short repr of untrusted input for an error message: bounded in length
+    and depth, so a huge or deeply nested argument cannot break the message."""
+    try:
+        return _REPR.repr(value)
+    except Exception:  # a broken __repr__ of the caller's object
+        return f"<{type(value).__name__}>"
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]").search
+
+
+def check_utf8(value: str, what: str) -> str:
+    """Text is stored as UTF-8, which cannot hold a lone surrogate ('\\ud800')."""
+    if not value.isascii() and _SURROGATE(value):
+        raise InvalidInput(
+            f"{what} holds a lone surrogate (such as '\\ud800'), which UTF-8 cannot "
+            "store; decode the text with errors='replace', or fix its source"
+        )
+    return value
 
 
 def check_id(value: Any, what: str) -> str:
@@ -23,13 +51,13 @@ def check_id(value: Any, what: str) -> str:
     ):
         return value
     if not isinstance(value, str):
-        raise InvalidInput(f"{what} must be a string, got {type(value).__name__} {value!r}")
+        raise InvalidInput(f"{what} must be a string, got {type(value).__name__} {show(value)}")
     if not value or value.isspace():
-        raise InvalidInput(f"{what} must be a non-empty string, got {value!r}")
+        raise InvalidInput(f"{what} must be a non-empty string, got {show(value)}")
     if len(value) > MAX_ID_LEN:
         raise InvalidInput(f"{what} is {len(value)} characters long; the limit is {MAX_ID_LEN}")
     raise InvalidInput(
-        f"{what} {value!r} holds a control character or line break; ids must be printable"
+        f"{what} {show(value)} holds a control character or line break; ids must be printable"
     )
 
 
@@ -41,25 +69,35 @@ def check_parents(event_id: str, parent: Any) -> tuple[str, ...]:
     if parent is None:
         return ()
     if type(parent) is str:
-        return (check_id(parent, f"parent of event {event_id!r}"),)
+        return (check_id(parent, f"parent of event {show(event_id)}"),)
     parents = normalize_parents(parent)
     for p in parents:
-        check_id(p, f"parent of event {event_id!r}")
+        check_id(p, f"parent of event {show(event_id)}")
     if len(set(parents)) != len(parents):
-        raise InvalidInput(f"event {event_id!r} names the same parent twice: {list(parents)}")
+        raise InvalidInput(f"event {show(event_id)} names the same parent twice: {list(parents)}")
     return parents
 
 
 def check_role(role: Any) -> str:
     if type(role) is not str or role not in ROLES:
-        raise InvalidInput(f"role must be one of {', '.join(ROLES)}; got {role!r}")
+        raise InvalidInput(f"role must be one of {', '.join(ROLES)}; got {show(role)}")
     return str(role)
 
 
 def check_text(value: Any, what: str) -> str:
     if not isinstance(value, str):
         raise InvalidInput(f"{what} must be a string, got {type(value).__name__}")
-    return value
+    return check_utf8(value, what)
+
+
+def check_ids(values: Any, what: str) -> list[str]:
+    """A list (or other iterable) of ids, repeats dropped, order kept."""
+    if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
+        raise InvalidInput(
+            f"{what}s must be a list of ids, e.g. ['e1']; got {type(values).__name__} "
+            f"{show(values)}"
+        )
+    return list(dict.fromkeys(check_id(v, what) for v in values))
 
 
 def check_meta(meta: Any) -> dict[str, Any] | None:
@@ -71,17 +109,23 @@ def check_meta(meta: Any) -> dict[str, Any] | None:
             f"meta must be a dict (a JSON object) or None, got {type(meta).__name__}"
         )
     try:
-        copied: dict[str, Any] = json.loads(json.dumps(meta, allow_nan=False))
+        text = json.dumps(meta, allow_nan=False, ensure_ascii=False)
+        copied: dict[str, Any] = json.loads(text)
     except (TypeError, ValueError) as exc:
         raise InvalidInput(
             f"meta must be JSON-serialisable (str, numbers, bools, None, lists, dicts): {exc}"
         ) from exc
+    except RecursionError:
+        raise InvalidInput(
+            "meta is nested too deeply to store; flatten it (a few levels are plenty)"
+        ) from None
+    check_utf8(text, "meta")
     return copied
 
 
 def check_kind(kind: Any) -> str:
     if kind not in KINDS:
-        raise InvalidInput(f"kind must be one of {', '.join(KINDS)}; got {kind!r}")
+        raise InvalidInput(f"kind must be one of {', '.join(KINDS)}; got {show(kind)}")
     return str(kind)
 
 
@@ -90,7 +134,8 @@ def check_sources(sources: Any, what: str = "sources") -> tuple[str, ...]:
         return (check_id(sources[0], "source event id"),)
     if isinstance(sources, str) or not isinstance(sources, Sequence):
         raise InvalidInput(
-            f"{what} must be a non-empty list of event ids, e.g. sources=['e2']; got {sources!r}"
+            f"{what} must be a non-empty list of event ids, e.g. sources=['e2']; "
+            f"got {show(sources)}"
         )
     if not sources:
         raise InvalidInput(
@@ -105,10 +150,13 @@ def check_importance(value: Any) -> float:
     if type(value) is float and 0.0 <= value <= 1.0:
         return value
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InvalidInput(f"importance must be a number between 0 and 1, got {value!r}")
-    f = float(value)
+        raise InvalidInput(f"importance must be a number between 0 and 1, got {show(value)}")
+    try:
+        f = float(value)
+    except OverflowError:
+        f = math.inf
     if math.isnan(f) or not 0.0 <= f <= 1.0:
-        raise InvalidInput(f"importance must be between 0 and 1, got {value!r}")
+        raise InvalidInput(f"importance must be between 0 and 1, got {show(value)}")
     return f
 
 
@@ -154,6 +202,7 @@ def events_from(items: list[Any], now: float) -> list[Event]:
             or type(role) is not str
             or role not in roles
             or type(content) is not str
+            or (not content.isascii() and _SURROGATE(content))
             or get("namespace", "default") != "default"
             or get("meta") is not None
         ):
@@ -212,8 +261,7 @@ def event_from(item: Any, now: float) -> Event:
     get = d.get
     eid = check_id(get("id"), "event id")
     content = get("content", "")
-    if type(content) is not str:
-        check_text(content, f"content of event {eid!r}")
+    check_text(content, f"content of event {show(eid)}")
     ns = get("namespace", "default")
     meta = get("meta")
     return Event(
@@ -291,12 +339,17 @@ def check_time(value: Any, what: str) -> float | None:
     """``None`` or a finite time in seconds since the epoch (as from ``time.time()``)."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InvalidInput(
-            f"{what} must be a time in seconds since the epoch (a number, as from "
-            f"time.time()) or None; got {value!r}"
-        )
-    return float(value)
+    if not isinstance(value, bool) and isinstance(value, (int, float)):
+        try:
+            f = float(value)
+        except OverflowError:
+            f = math.inf
+        if math.isfinite(f):
+            return f
+    raise InvalidInput(
+        f"{what} must be a time in seconds since the epoch (a number, as from "
+        f"time.time()) or None; got {show(value)}"
+    )
 
 
 MAX_NAME_LEN = 200
@@ -306,19 +359,19 @@ def check_name(value: Any, what: str = "branch name") -> str:
     """Branch and snapshot names: hierarchical (``user_001/session_abc/task``),
     no whitespace or control characters, no empty part, at most 200 characters."""
     if type(value) is not str:
-        raise InvalidInput(f"{what} must be a string, got {type(value).__name__} {value!r}")
+        raise InvalidInput(f"{what} must be a string, got {type(value).__name__} {show(value)}")
     if not value:
         raise InvalidInput(f"{what} must be a non-empty string such as 'user_001/main'")
     if len(value) > MAX_NAME_LEN:
         raise InvalidInput(f"{what} is {len(value)} characters long; the limit is {MAX_NAME_LEN}")
     if any(c.isspace() or not c.isprintable() for c in value):
         raise InvalidInput(
-            f"{what} {value!r} holds whitespace or a control character; use names like "
+            f"{what} {show(value)} holds whitespace or a control character; use names like "
             "'user_001/session_abc/task' (join words with '_' or '-')"
         )
     if any(not part for part in value.split("/")):
         raise InvalidInput(
-            f"{what} {value!r} has an empty part (a leading, trailing or doubled '/'); "
+            f"{what} {show(value)} has an empty part (a leading, trailing or doubled '/'); "
             "use names like 'user_001/session_abc/task'"
         )
     return value

@@ -76,6 +76,31 @@ class LifeRow:
 
 
 @dataclass(frozen=True, slots=True)
+class Generation:
+    """Where the store's contents stand, for caches that outlive a transaction.
+
+    Several `Store` objects (in one process or many) may share one file, so
+    anything kept between transactions must be checked against it. A cache
+    notes the generation it was built at, calls `Backend.generation` inside
+    each `Backend.reading` / `Backend.transaction`, and:
+
+    - if ``erasures`` changed, drops everything: something was deleted or
+      blanked (a purge, an expiry, a namespace dropped and perhaps rebuilt with
+      the same ids), so neither facts nor text derived before may be trusted;
+    - if only ``writes`` changed, keeps what was derived from immutable rows
+      (records, segment fork points) and recomputes answers that depend on the
+      set of rows (what is visible at an anchor, counts).
+
+    Both are opaque counters: compare them for equality only.
+    """
+
+    writes: int
+    """Changes whenever anything was committed to the store, by anyone."""
+    erasures: int
+    """Changes whenever a committed write deleted or blanked stored rows."""
+
+
+@dataclass(frozen=True, slots=True)
 class NewSegment:
     seg: int
     parents: tuple[Pos, ...]
@@ -97,6 +122,15 @@ class Backend(Protocol):
         ...
 
     def close(self) -> None: ...
+
+    def generation(self) -> Generation:
+        """The store's `Generation` as of the current transaction's start.
+
+        Call it inside `reading` or `transaction`: the backend reads it there
+        (and drops its own caches when ``erasures`` moved), so the answer
+        holds for the rest of that transaction.
+        """
+        ...
 
     # events -----------------------------------------------------------------
     def get_events(self, ns: str, ids: Iterable[str]) -> dict[str, EventRow]: ...

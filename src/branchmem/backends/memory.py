@@ -15,6 +15,7 @@ from .base import (
     BranchRow,
     DuplicateIds,
     EventRow,
+    Generation,
     LifeRow,
     NewSegment,
     Pos,
@@ -61,6 +62,9 @@ class MemoryBackend:
         self._spaces: dict[str, _Space] = {}
         self._lock = threading.RLock()
         self._seq = 0
+        self._writes = 0
+        self._erasures = 0
+        self._detached: list[list[AuditEntry]] = []  # audit logs of dropped namespaces
 
     def _read(self, ns: str) -> _Space:
         # Reads of an unknown namespace see an empty space and create nothing.
@@ -75,7 +79,13 @@ class MemoryBackend:
     @contextmanager
     def transaction(self) -> Iterator[None]:
         with self._lock:
-            yield
+            try:
+                yield
+            finally:
+                self._writes += 1
+
+    def generation(self) -> Generation:
+        return Generation(self._writes, self._erasures)
 
     @contextmanager
     def reading(self) -> Iterator[None]:
@@ -293,6 +303,7 @@ class MemoryBackend:
 
     def delete_records(self, ns: str, ids: list[str]) -> None:
         sp = self._space(ns)
+        self._erasures += 1
         gone = set(ids)
         segs = set()
         for rid in ids:
@@ -321,14 +332,17 @@ class MemoryBackend:
 
     def erase_event(self, ns: str, event_id: str) -> None:
         sp = self._space(ns)
+        self._erasures += 1
         row = sp.events.get(event_id)
         if row is not None:
             row.event = replace(row.event, content="", meta=None)
 
     def drop_namespace(self, ns: str) -> None:
         sp = self._spaces.pop(ns, None)
+        self._erasures += 1
+        # The name goes; the audit lines (ids and ops, never content) stay, detached.
         if sp is not None and sp.audit:
-            self._space(ns).audit = sp.audit
+            self._detached.append(sp.audit)
 
     # vectors ----------------------------------------------------------------
     def get_vectors(
@@ -355,9 +369,8 @@ class MemoryBackend:
 
     def add_audit(self, ns: str, entries: list[AuditEntry]) -> None:
         log = self._space(ns).audit
-        for e in entries:
-            self._seq += 1
-            log.append(replace(e, seq=self._seq))
+        for e in entries:  # numbered within the namespace: no tenant sees another's volume
+            log.append(replace(e, seq=len(log) + 1))
 
     def audit(self, ns: str, since: float | None) -> list[AuditEntry]:
         log = self._read(ns).audit

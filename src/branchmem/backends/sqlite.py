@@ -9,6 +9,7 @@ sqlite3 is imported here only, and its errors become `StorageError` here.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -19,12 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from ..branch_types import AuditEntry, HeadMove, Snapshot
-from ..errors import StorageError
+from ..errors import ReadOnlyStore, StorageError, StoreLocked
 from ..model import Memory, make_event, make_memory
 from .base import (
     BranchRow,
     DuplicateIds,
     EventRow,
+    Generation,
     LifeRow,
     NewSegment,
     Pos,
@@ -137,8 +139,28 @@ def _insert_rows(db: sqlite3.Connection, head: str, ncols: int, rows: list[Any])
         db.executemany(f"{head} VALUES {one}", rows[full:])
 
 
+DURABILITY = {"full": "FULL", "normal": "NORMAL"}
+"""``durability=`` -> SQLite's ``synchronous``: ``"full"`` (the default) syncs the
+log at every commit, so a committed write survives a power cut; ``"normal"``
+syncs at checkpoints only: faster to ingest, and a power cut (not a crash of
+the process) may lose the last commits, but never corrupts the file."""
+
+
+def _create_private(p: Path) -> None:
+    """Create an empty store file readable by its owner only (SQLite gives its
+    -wal and -shm files the same mode)."""
+    try:
+        os.close(os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass  # another process created it first
+    except OSError as exc:
+        raise StorageError(f"cannot create SQLite store at {str(p)!r}: {exc}") from exc
+
+
 def _check_existing_store(p: Path) -> None:
     """Refuse a path that is not already a branchmem store (for read-only commands)."""
+    if p.is_dir():
+        raise StorageError(f"no branchmem store at {str(p)!r}: it is a folder; pass the store file")
     if not p.is_file():
         raise StorageError(f"no branchmem store at {str(p)!r}: the file does not exist")
     try:
@@ -162,32 +184,61 @@ class SQLiteBackend:
 
     Several processes may open the same file: writes take SQLite's write lock
     (``BEGIN IMMEDIATE``) and only immutable facts (segment fork points,
-    namespace ids) are cached in process.
+    namespace ids) are cached in process. They are immutable until an erasure
+    (a namespace dropped and rebuilt reuses segment numbers), so every
+    transaction starts by reading the store's erasure counter (`_sync`) and
+    drops them when another connection has moved it.
     """
 
     shares_rows = False
 
-    def __init__(self, path: str | Path, *, create: bool = True) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        create: bool = True,
+        readonly: bool = False,
+        busy_timeout: float = 30.0,
+        durability: str = "full",
+    ) -> None:
         self.path = str(path)
+        self.readonly = readonly
+        self.busy_timeout = busy_timeout
         p = Path(self.path)
         if not p.parent.is_dir():
             raise StorageError(
                 f"cannot open SQLite store at {self.path!r}: the folder {str(p.parent)!r} "
                 "does not exist; create it first"
             )
-        if not create:
+        fresh = not p.exists() or (p.is_file() and p.stat().st_size == 0)
+        if readonly or not create or not fresh:
+            # Before anything writes to it: another application's database (or any
+            # other file) is refused and left exactly as it was.
             _check_existing_store(p)
         try:
-            self._db = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=30.0
-            )
-            # Larger pages make index inserts cheaper; this only takes effect on a
-            # new file (before its first table), and an existing file keeps its own.
-            self._db.execute("PRAGMA page_size=16384")
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
+            if readonly:
+                self._db = sqlite3.connect(
+                    f"{p.resolve().as_uri()}?mode=ro",
+                    uri=True,
+                    isolation_level=None,
+                    check_same_thread=False,
+                    timeout=busy_timeout,
+                )
+            else:
+                if not p.exists():
+                    _create_private(p)
+                self._db = sqlite3.connect(
+                    self.path, isolation_level=None, check_same_thread=False, timeout=busy_timeout
+                )
+                # Larger pages make index inserts cheaper; this only takes effect on a
+                # new file (before its first table), and an existing file keeps its own.
+                self._db.execute("PRAGMA page_size=16384")
+                self._db.execute("PRAGMA journal_mode=WAL")
+                # FULL: a committed write survives a power cut (the WAL is synced at
+                # every commit); NORMAL may lose the last commits, never corrupts.
+                self._db.execute(f"PRAGMA synchronous={DURABILITY[durability]}")
+                self._db.executescript(SCHEMA)
             self._db.execute("PRAGMA cache_size=-65536")
-            self._db.executescript(SCHEMA)
             self._check_version()
         except sqlite3.Error as exc:
             raise StorageError(f"cannot open SQLite store at {self.path!r}: {exc}") from exc
@@ -195,15 +246,54 @@ class SQLiteBackend:
         self._depth = 0
         self._ns_ids: dict[str, int] = {}
         self._seg_cache: dict[tuple[int, int], tuple[Pos, ...]] = {}
+        # Generation: a count of changes seen (our commits, and data_version moves
+        # for everyone else's) and the stored erasure counter as last read.
+        self._writes = 0
+        self._data_version = -1
+        self._erasures = -1
+        self._erasing = False  # does the open write transaction delete or blank rows?
 
     def _check_version(self) -> None:
         row = self._db.execute("SELECT value FROM store_info WHERE key='schema'").fetchone()
+        if row is None and self.readonly:
+            raise StorageError(f"{self.path!r} has no schema version; it is not a branchmem store")
         if row is None:
             self._db.execute("INSERT INTO store_info VALUES ('schema', ?)", (SCHEMA_VERSION,))
         elif row[0] != SCHEMA_VERSION:
             raise StorageError(
                 f"{self.path!r} has schema version {row[0]}; this branchmem reads "
                 f"version {SCHEMA_VERSION}"
+            )
+
+    # coherence ----------------------------------------------------------------
+    def _sync(self) -> None:
+        """Check the caches against the file (other connections may have written)."""
+        row = self._db.execute("SELECT value FROM store_info WHERE key='erasures'").fetchone()
+        erasures = int(row[0]) if row is not None else 0
+        (version,) = self._db.execute("PRAGMA data_version").fetchone()
+        if erasures != self._erasures:
+            self._ns_ids.clear()
+            self._seg_cache.clear()
+            self._erasures = erasures
+        if version != self._data_version:
+            self._data_version = version
+            self._writes += 1
+
+    def generation(self) -> Generation:
+        with self._lock:
+            if self._depth == 0:
+                self._sync()
+            return Generation(self._writes, self._erasures)
+
+    def _mark_erasure(self) -> None:
+        """Count this write transaction as an erasure when it commits, and zero
+        the bytes it frees (SQLite may be built without secure-delete)."""
+        if not self._erasing:
+            self._erasing = True
+            self._db.execute("PRAGMA secure_delete=ON")
+            self._db.execute(
+                "INSERT INTO store_info VALUES ('erasures', '1') ON CONFLICT (key) "
+                "DO UPDATE SET value = CAST(value AS INTEGER) + 1"
             )
 
     # transactions -------------------------------------------------------------
@@ -217,9 +307,16 @@ class SQLiteBackend:
                 finally:
                     self._depth -= 1
                 return
+            if self.readonly and begin != "BEGIN":
+                raise ReadOnlyStore(self.path)
             try:
                 self._db.execute(begin)
+                self._sync()
             except sqlite3.Error as exc:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                if "locked" in str(exc) or "busy" in str(exc):
+                    raise StoreLocked(self.path, self.busy_timeout) from exc
                 raise StorageError(f"SQLite store {self.path!r}: {exc}") from exc
             self._depth = 1
             try:
@@ -227,9 +324,8 @@ class SQLiteBackend:
             except BaseException as exc:
                 self._depth = 0
                 self._db.execute("ROLLBACK")
-                # A rolled-back write may have cached ids that no longer exist.
-                self._ns_ids.clear()
-                self._seg_cache.clear()
+                self._rolled_back()
+                self._db.execute("PRAGMA secure_delete=OFF")
                 if isinstance(exc, sqlite3.Error):
                     raise StorageError(f"SQLite store {self.path!r}: {exc}") from exc
                 raise
@@ -238,9 +334,37 @@ class SQLiteBackend:
                 self._db.execute("COMMIT")
             except sqlite3.Error as exc:
                 self._db.execute("ROLLBACK")
-                self._ns_ids.clear()
-                self._seg_cache.clear()
+                self._rolled_back()
                 raise StorageError(f"SQLite store {self.path!r}: commit failed: {exc}") from exc
+            if begin != "BEGIN":  # our own commits do not move data_version
+                self._writes += 1
+                if self._erasing:
+                    self._erasing = False
+                    self._erasures += 1
+                    self._after_erasure()
+
+    def _after_erasure(self) -> None:
+        """Older copies of erased rows live on in the write-ahead log: copy it into
+        the file and truncate it. A reader on another connection can hold the
+        checkpoint back; then the next purge (or `checkpoint`) finishes it."""
+        self._db.execute("PRAGMA secure_delete=OFF")
+        self.checkpoint()
+
+    def checkpoint(self) -> bool:
+        """Copy the write-ahead log into the file and truncate it to zero bytes.
+        True if it was complete (no other connection's read held part of it back)."""
+        with self._lock:
+            try:
+                busy, _, _ = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            except sqlite3.Error:
+                return False
+            return not busy
+
+    def _rolled_back(self) -> None:
+        # A rolled-back write may have cached ids that no longer exist.
+        self._ns_ids.clear()
+        self._seg_cache.clear()
+        self._erasing = False
 
     def transaction(self) -> Any:
         return self._tx("BEGIN IMMEDIATE")
@@ -254,6 +378,9 @@ class SQLiteBackend:
 
     # namespaces ---------------------------------------------------------------
     def _ns(self, ns: str, create: bool = False) -> int | None:
+        if self._depth == 0:  # a read outside any transaction: check the caches first
+            with self._lock:
+                self._sync()
         nid = self._ns_ids.get(ns)
         if nid is not None:
             return nid
@@ -737,6 +864,7 @@ class SQLiteBackend:
 
     def delete_records(self, ns: str, ids: list[str]) -> None:
         nid = self._wns(ns)
+        self._mark_erasure()
         for table, col in (
             ("records", "id"), ("life", "id"), ("record_waits", "record"), ("vectors", "id"),
         ):  # fmt: skip
@@ -746,6 +874,7 @@ class SQLiteBackend:
 
     def erase_event(self, ns: str, event_id: str) -> None:
         nid = self._wns(ns)
+        self._mark_erasure()
         self._db.execute(
             "UPDATE events SET content='', meta=NULL WHERE ns=? AND id=?", (nid, event_id)
         )
@@ -754,11 +883,16 @@ class SQLiteBackend:
         nid = self._ns(ns)
         if nid is None:
             return
+        self._mark_erasure()
         for table in (
             "events", "waits", "segments", "records", "record_waits", "branches",
             "head_moves", "snapshots", "life", "vectors",
         ):  # fmt: skip
             self._db.execute(f"DELETE FROM {table} WHERE ns=?", (nid,))
+        # The name (often a user id or an email) goes; the number stays, never
+        # reused, holding the audit lines (ids and ops, never content).
+        self._db.execute("UPDATE namespaces SET name=? WHERE id=?", (f"\x00purged {nid}", nid))
+        self._ns_ids.pop(ns, None)
         self._seg_cache = {k: v for k, v in self._seg_cache.items() if k[0] != nid}
 
     # vectors ------------------------------------------------------------------
@@ -816,7 +950,11 @@ class SQLiteBackend:
         nid = self._ns(ns)
         if nid is None:
             return []
-        sql = "SELECT seq, at, actor, op, ids FROM audit WHERE ns=? AND at>=? ORDER BY seq"
+        # Numbered within the namespace (the rowid counts every tenant's writes).
+        sql = (
+            "SELECT n, at, actor, op, ids FROM (SELECT row_number() OVER (ORDER BY seq) AS n, "
+            "at, actor, op, ids FROM audit WHERE ns=?) WHERE at>=? ORDER BY n"
+        )
         low = float("-inf") if since is None else since
         return [
             AuditEntry(at, op, tuple(ids.split(SEP)) if ids else (), actor, ns, seq)

@@ -10,6 +10,11 @@ is never served stale.
 Backends that keep vectors (`VectorStore`: memory and SQLite) hold each
 record's vector per embedder, written once and deleted with the record, so a
 new process reads vectors instead of embedding again.
+
+Erasure reaches the cache two ways: a purge through the same `Store` calls
+`RankCache.forget`, and `cache_for` checks the store's `Generation` (so a
+purge by another `Store` or process on the same file) and drops everything
+when something was erased since the cache last looked.
 """
 
 from __future__ import annotations
@@ -21,13 +26,16 @@ import weakref
 from array import array
 from collections.abc import Sequence
 from operator import mul
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..backends.base import VectorStore
+from ..backends.base import Generation, VectorStore
 from ..errors import EmbeddingError, StorageError
 from ..model import Memory
 from .embed import Embedder
 from .tokenize import Tokenizer
+
+if TYPE_CHECKING:
+    from ..store import Store
 
 TermStats = tuple[dict[str, int], int]
 """A record's term frequencies and its length in tokens."""
@@ -48,9 +56,29 @@ class RankCache:
         from .state import SearchStates  # (state builds on this module)
 
         self.states = SearchStates()
+        self._erasures: int | None = None
+        self.epoch = 0
+        """Moves whenever entries are dropped for an erasure. A search notes it
+        before reading records and passes it back: what it computed is then
+        kept only if nothing was erased meanwhile (it may hold purged text)."""
 
-    def term_stats(self, tokenizer: Tokenizer, mems: Sequence[Memory]) -> list[TermStats]:
-        """Term frequencies of each record, tokenizing only those not seen before."""
+    def sync(self, gen: Generation) -> None:
+        """Drop everything if something was erased since the last check."""
+        if gen.erasures == self._erasures:
+            return
+        self.states.clear()
+        with self._lock:
+            self.terms.clear()
+            self.vectors.clear()
+            self.queries.clear()
+            self._erasures = gen.erasures
+            self.epoch += 1
+
+    def term_stats(
+        self, tokenizer: Tokenizer, mems: Sequence[Memory], epoch: int | None = None
+    ) -> list[TermStats]:
+        """Term frequencies of each record, tokenizing only those not seen before
+        (and keeping them unless `epoch` is given and has moved)."""
         with self._lock:
             table = self.terms.setdefault(tokenizer.name, {})
         out: list[TermStats] = []
@@ -65,7 +93,9 @@ class RankCache:
             for t in toks:
                 tf[t] = tf.get(t, 0) + 1
             st = (tf, len(toks))
-            table[key] = (m.content, st)
+            with self._lock:
+                if epoch is None or epoch == self.epoch:
+                    table[key] = (m.content, st)
             out.append(st)
         return out
 
@@ -92,6 +122,7 @@ class RankCache:
         n = 0
         self.states.clear()  # rebuilt on the next search, from what remains
         with self._lock:
+            self.epoch += 1
             tables: list[dict[tuple[str, str], Any]] = [*self.terms.values()]
             tables += self.vectors.values()
             for table in tables:
@@ -102,26 +133,37 @@ class RankCache:
         return n
 
     def passage_vectors(
-        self, embedder: Embedder, mems: Sequence[Memory], backend: object = None
+        self,
+        embedder: Embedder,
+        mems: Sequence[Memory],
+        backend: object = None,
+        epoch: int | None = None,
     ) -> list[array[float]]:
         """Unit vectors of each record, embedding (in batches) only the missing ones.
 
         With a ``backend`` that keeps vectors (`VectorStore`), vectors are read
         from it first and the ones embedded here are written to it, so each
-        record is embedded once per embedder, not once per process.
+        record is embedded once per embedder, not once per process. What is new
+        is kept in process unless `epoch` is given and has moved.
         """
         with self._lock:
             table = self.vectors.setdefault(embedder.name, {})
-        missing = list(
-            {
-                k: m
-                for m in mems
-                if (hit := table.get(k := (m.namespace, m.id))) is None or hit[0] != m.content
-            }.values()
-        )
+        # Looked up once, into a local map: a purge on another thread may drop
+        # entries from ``table`` at any moment.
+        got: dict[tuple[str, str], tuple[str, array[float]]] = {}
+        missing_by_key: dict[tuple[str, str], Memory] = {}
+        for m in mems:
+            k = (m.namespace, m.id)
+            hit = table.get(k)
+            if hit is not None and hit[0] == m.content:
+                got[k] = hit
+            else:
+                missing_by_key[k] = m
+        missing = list(missing_by_key.values())
         store = backend if isinstance(backend, VectorStore) else None
+        fresh: dict[tuple[str, str], tuple[str, array[float]]] = {}
         if missing and store is not None:
-            missing = self._load(store, embedder, missing, table)
+            missing = self._load(store, embedder, missing, fresh)
         for i in range(0, len(missing), _BATCH):
             batch = missing[i : i + _BATCH]
             vecs = embedder.embed_passages([m.content for m in batch])
@@ -131,10 +173,14 @@ class RankCache:
                     f"{len(batch)} passages"
                 )
             for m, v in zip(batch, vecs, strict=True):
-                table[(m.namespace, m.id)] = (m.content, unit_vector(v, embedder))
+                fresh[(m.namespace, m.id)] = (m.content, unit_vector(v, embedder))
             if store is not None:
-                _save(store, embedder, batch, table)
-        return [table[(m.namespace, m.id)][1] for m in mems]
+                _save(store, embedder, batch, fresh)
+        got.update(fresh)
+        with self._lock:
+            if epoch is None or epoch == self.epoch:
+                table.update(fresh)
+        return [got[(m.namespace, m.id)][1] for m in mems]
 
     @staticmethod
     def _load(
@@ -204,13 +250,15 @@ _CACHES: weakref.WeakKeyDictionary[Any, RankCache] = weakref.WeakKeyDictionary()
 _CACHES_LOCK = threading.Lock()
 
 
-def cache_for(store: object) -> RankCache:
-    """The cache of ``store`` (created on first use, dropped with the store)."""
+def cache_for(store: Store) -> RankCache:
+    """The cache of ``store`` (created on first use, dropped with the store),
+    checked against the store's `Generation` (see `RankCache.sync`)."""
     with _CACHES_LOCK:
         c = _CACHES.get(store)
         if c is None:
             c = _CACHES[store] = RankCache()
-        return c
+    c.sync(store._generation())
+    return c
 
 
 def dot_python(q: array[float], vecs: Sequence[array[float]]) -> list[float]:

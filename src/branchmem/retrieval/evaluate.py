@@ -81,8 +81,8 @@ def read_labelled(path: str | os.PathLike[str]) -> LabelledSet:
     p = Path(path)
     try:
         lines = p.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise InvalidInput(f"cannot read labelled set {p}: {exc}") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"cannot read labelled set {p}: {exc}; pass a UTF-8 JSONL file") from exc
     queries: list[LabelledQuery] = []
     events: list[dict[str, Any]] = []
     memories: list[dict[str, Any]] = []

@@ -25,6 +25,7 @@ from typing import Any
 
 from ..errors import InvalidInput
 from ..model import Memory
+from ..validate import show
 
 DAY = 86_400.0
 
@@ -49,11 +50,11 @@ class Weights:
         for name in ("keyword", "vector", "rrf_k", "half_life"):
             v = getattr(self, name)
             if not _finite(v) or v < 0 or (name in ("rrf_k", "half_life") and v == 0):
-                raise InvalidInput(f"weight {name} must be a positive number, got {v!r}")
+                raise InvalidInput(f"weight {name} must be a positive number, got {show(v)}")
         for name in ("importance", "recency"):
             v = getattr(self, name)
             if not _finite(v) or not 0.0 <= v <= 1.0:
-                raise InvalidInput(f"weight {name} must be between 0 and 1, got {v!r}")
+                raise InvalidInput(f"weight {name} must be between 0 and 1, got {show(v)}")
 
     def to_dict(self) -> dict[str, float]:
         """The weights as a plain dict (as the query log records them)."""
@@ -66,7 +67,12 @@ class Weights:
 
 
 def _finite(v: object) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return False
+    try:
+        return math.isfinite(v)
+    except OverflowError:  # an int too large for a float
+        return False
 
 
 @dataclass(frozen=True)

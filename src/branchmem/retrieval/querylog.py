@@ -5,15 +5,22 @@ anchors, query, k, mode, embedder and tokenizer names, weights, filters, the
 ``now`` used for recency — and what it returned: hit ids, ``via``, scores
 and score parts. `replay` runs every logged search again and reports those
 whose results changed.
+
+Queries are often personal data. ``QueryLog(path, hash_queries=True)`` writes
+a SHA-256 of each query instead of its text (such lines cannot be replayed),
+`QueryLog.purge` drops the lines of a purged namespace or that returned
+purged records, and the file is created readable by its owner only (0600).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,22 +45,70 @@ class QueryLog:
     '杭州'
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, hash_queries: bool = False) -> None:
         self.path = Path(path)
+        self.hash_queries = bool(hash_queries)
         self._lock = threading.Lock()
 
     def write(self, entry: dict[str, Any]) -> None:
-        """Append one search as a JSON line."""
+        """Append one search as a JSON line (with ``hash_queries``, the query's
+        SHA-256 in ``query_sha256`` instead of its text)."""
+        if self.hash_queries and isinstance(entry.get("query"), str):
+            entry = dict(entry)
+            entry["query_sha256"] = query_hash(entry.pop("query"))
         line = json.dumps(entry, ensure_ascii=False, sort_keys=True, allow_nan=False)
-        with self._lock, self.path.open("a", encoding="utf-8") as f:
-            f.write(line + "\n")
+        try:
+            with self._lock:
+                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                with open(fd, "a", encoding="utf-8", errors="surrogatepass") as f:
+                    f.write(line + "\n")
+        except OSError as exc:
+            raise InvalidInput(
+                f"cannot write query log {str(self.path)!r}: {exc.strerror or exc}; "
+                "pass the path of a file in a writable folder"
+            ) from exc
+
+    def purge(self, *, namespace: str, ids: Iterable[str] | None = None) -> int:
+        """Drop the searches of ``namespace`` that returned any of ``ids`` (every
+        search of the namespace when ``ids`` is None), as an erasure must.
+        Returns how many lines went; the file is rewritten in one step.
+
+        >>> import tempfile, os
+        >>> log = QueryLog(os.path.join(tempfile.mkdtemp(), "q.jsonl"))
+        >>> log.write({"namespace": "u1", "query": "花生", "hits": [{"id": "m1"}]})
+        >>> log.purge(namespace="u1", ids=["m1"]), list(log.entries())
+        (1, [])
+        """
+        want = None if ids is None else set(ids)
+        with self._lock:
+            try:
+                lines = self.path.read_text(encoding="utf-8").splitlines(keepends=True)
+            except FileNotFoundError:
+                return 0
+            except OSError as exc:
+                raise InvalidInput(f"cannot read query log {str(self.path)!r}: {exc}") from exc
+            keep = [ln for ln in lines if not _purged(ln, namespace, want)]
+            if len(keep) == len(lines):
+                return 0
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".querylog-")
+            try:
+                with open(fd, "w", encoding="utf-8") as f:
+                    f.writelines(keep)
+                os.replace(tmp, self.path)
+            except BaseException:
+                os.unlink(tmp)
+                raise
+            return len(lines) - len(keep)
 
     def entries(self) -> Iterator[dict[str, Any]]:
         """The logged searches, oldest first."""
         try:
             text = self.path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InvalidInput(f"cannot read query log {self.path}: {exc}") from exc
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InvalidInput(
+                f"cannot read query log {str(self.path)!r}: {exc}; pass a JSONL file "
+                "written by search(..., log=...)"
+            ) from exc
         for n, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
@@ -64,6 +119,24 @@ class QueryLog:
             if not isinstance(entry, dict):
                 raise InvalidInput(f"{self.path}:{n}: expected a JSON object per line")
             yield entry
+
+
+def query_hash(query: str) -> str:
+    """The SHA-256 (hex) a hashed query log writes for ``query``."""
+    return hashlib.sha256(query.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _purged(line: str, namespace: str, ids: set[str] | None) -> bool:
+    try:
+        e = json.loads(line)
+    except json.JSONDecodeError:
+        return False
+    if not isinstance(e, dict) or e.get("namespace", "default") != namespace:
+        return False
+    if ids is None:
+        return True
+    hits = e.get("hits")
+    return isinstance(hits, list) and any(isinstance(h, dict) and h.get("id") in ids for h in hits)
 
 
 def log_entry(*, hits: Sequence[Hit], **fields: Any) -> dict[str, Any]:
@@ -161,6 +234,8 @@ def replay(store: Store, log: QueryLog | str | os.PathLike[str]) -> ReplayReport
     changes: list[ReplayChange] = []
     n = 0
     for line, e in enumerate(ql.entries(), 1):
+        if "query" not in e and "query_sha256" in e:
+            continue  # a hashed query cannot be run again
         try:
             filters = e.get("filters") or {}
             hits = search(

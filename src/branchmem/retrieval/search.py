@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidInput
 from ..model import KINDS, Memory
 from ..scope import check_anchors
+from ..validate import check_utf8, show
 from .cache import cache_for
 from .embed import Embedder, default_embedder, get_embedder
 from .fusion import Scored, Weights, fuse
@@ -64,7 +65,8 @@ def search(
     ``meta`` equality, ``as_of``: created at or before) apply after the gate.
     ``now`` (default: the clock) sets recency. ``explain=True`` attaches why
     each hit is visible and how its score was made. ``log`` appends the
-    search to a JSONL query log (see `replay`).
+    search to a JSONL query log (see `replay`); on a store with a redactor, a
+    log given by path records a hash of the query instead of its text.
 
     >>> from branchmem import Store, HashingEmbedder
     >>> store = Store()
@@ -82,17 +84,18 @@ def search(
             "query must be a non-empty string; to list every visible record use "
             "store.memories(at=...)"
         )
+    check_utf8(query, "query")
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InvalidInput(f"k must be a positive integer, got {k!r}")
+        raise InvalidInput(f"k must be a positive integer, got {show(k)}")
     if mode not in MODES:
-        raise InvalidInput(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
+        raise InvalidInput(f"mode must be one of {', '.join(MODES)}; got {show(mode)}")
     anchors = _anchors(at)
     scopes = _scope_weights(scope_weights, at, anchors)
     kinds = _kinds(kind)
     if key_prefix is not None and not isinstance(key_prefix, str):
-        raise InvalidInput(f"key_prefix must be a string, got {key_prefix!r}")
+        raise InvalidInput(f"key_prefix must be a string, got {show(key_prefix)}")
     if meta is not None and not isinstance(meta, Mapping):
-        raise InvalidInput(f"meta must be a dict of field -> value to match, got {meta!r}")
+        raise InvalidInput(f"meta must be a dict of field -> value to match, got {show(meta)}")
     w = weights if weights is not None else Weights()
     if not isinstance(w, Weights):
         raise InvalidInput("weights must be a branchmem.Weights")
@@ -100,7 +103,9 @@ def search(
         if value is not None and (
             isinstance(value, bool) or not isinstance(value, (int, float)) or value != value
         ):
-            raise InvalidInput(f"{name} must be a time in seconds since the epoch, got {value!r}")
+            raise InvalidInput(
+                f"{name} must be a time in seconds since the epoch, got {show(value)}"
+            )
     t_now = float(started if now is None else now)
     filtering = bool(kinds is not None or key_prefix is not None or meta or as_of is not None)
     emb = _embedder(embedder) if mode != "keyword" else None
@@ -109,6 +114,7 @@ def search(
     cands: list[Memory] = []
     via: list[int] = []  # per candidate: the index of the first anchor that sees it
     seen: set[str] = set()
+    epoch = cache_for(store).epoch  # noted before reading: see RankCache.epoch
     for i, (_, visible) in enumerate(_gated(store, anchors, namespace, now, as_of)):
         if i == 0 and not filtering:  # the common case: one anchor, nothing filtered
             cands = list(visible)
@@ -128,7 +134,7 @@ def search(
         boost = [scopes[i] for i in via]
     # The candidate set's identity: which anchors, filtered how (keys a kept state).
     key = (namespace, tuple(anchors), repr((kinds, key_prefix, meta, as_of)))
-    ranked = rank(store, key, query, cands, tok, emb, w, t_now, k, boost)
+    ranked = rank(store, key, query, cands, tok, emb, w, t_now, k, boost, epoch)
     pos = {id(m): n for n, m in enumerate(cands)} if len(anchors) > 1 else {}
     hits = [
         _hit(store, s, anchors[via[pos[id(s.memory)]] if pos else 0], namespace, explain, w)
@@ -151,7 +157,9 @@ def search(
             hits=hits,
             elapsed=time.time() - started,
         )
-        (log if isinstance(log, QueryLog) else QueryLog(log)).write(entry)
+        # With a redactor, a log given by path stores query hashes, not text.
+        hashed = store.redactor is not None
+        (log if isinstance(log, QueryLog) else QueryLog(log, hash_queries=hashed)).write(entry)
     return hits
 
 
@@ -166,6 +174,7 @@ def rank(
     now: float,
     k: int,
     boost: list[float] | None,
+    epoch: int | None = None,
 ) -> list[Scored]:
     """The ``k`` best of ``cands`` (already gated and filtered), fused.
 
@@ -178,7 +187,7 @@ def rank(
     kw = vec = None
     if tok is not None:
         kw = cache.states.keyword_scores(
-            (key, tok.name), cands, lambda ms: cache.term_stats(tok, ms), tok(query)
+            (key, tok.name), cands, lambda ms: cache.term_stats(tok, ms, epoch), tok(query)
         )
     if emb is not None:
         backend = _backend(store)
@@ -186,7 +195,7 @@ def rank(
             (key, emb.name),
             emb.dim,
             cands,
-            lambda ms: cache.passage_vectors(emb, ms, backend),
+            lambda ms: cache.passage_vectors(emb, ms, backend, epoch),
             cache.query_vector(emb, query),
         )
     return fuse(cands, kw, vec, w, now, k, boost)
@@ -199,7 +208,7 @@ def _scope_weights(value: Any, at: Any, anchors: list[str]) -> list[float] | Non
     given = [at] if isinstance(at, str) else list(at or [])
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise InvalidInput(
-            f"scope_weights must be a list of numbers, one per anchor; got {value!r}"
+            f"scope_weights must be a list of numbers, one per anchor; got {show(value)}"
         )
     out = list(value)
     if len(out) != len(given):
@@ -208,7 +217,7 @@ def _scope_weights(value: Any, at: Any, anchors: list[str]) -> list[float] | Non
         )
     for x in out:
         if isinstance(x, bool) or not isinstance(x, (int, float)) or not 0 < x < float("inf"):
-            raise InvalidInput(f"each scope weight must be a positive number, got {x!r}")
+            raise InvalidInput(f"each scope weight must be a positive number, got {show(x)}")
     first: dict[str, float] = {}
     for a, x in zip(given, out, strict=True):
         first.setdefault(a, float(x))
@@ -274,7 +283,7 @@ def _kinds(kind: Any) -> list[str] | None:
         return None
     items = [kind] if isinstance(kind, str) else kind
     if not isinstance(items, (list, tuple, set, frozenset)):
-        raise InvalidInput(f"kind must be a kind or a list of kinds; got {kind!r}")
+        raise InvalidInput(f"kind must be a kind or a list of kinds; got {show(kind)}")
     bad = [k for k in items if k not in KINDS]
     if bad:
         raise InvalidInput(
@@ -310,7 +319,7 @@ def _embedder(e: Embedder | str | None) -> Embedder:
     if not isinstance(e, Embedder):
         raise InvalidInput(
             "embedder must have name, dim, embed_queries and embed_passages "
-            f"(see branchmem.Embedder), got {e!r}"
+            f"(see branchmem.Embedder), got {show(e)}"
         )
     return e
 

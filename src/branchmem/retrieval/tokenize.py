@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from ..errors import InvalidInput
+from ..validate import show
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>(?:(?![{_CJK}])[^\W_])+)")
@@ -108,6 +109,6 @@ def get_tokenizer(name: str | Tokenizer | None = None) -> Tokenizer:
         elif name == "jieba":
             tok = JiebaTokenizer()
         else:
-            raise InvalidInput(f"unknown tokenizer {name!r}; use 'bigram' or 'jieba'")
+            raise InvalidInput(f"unknown tokenizer {show(name)}; use 'bigram' or 'jieba'")
         _BY_NAME[name] = tok
     return tok

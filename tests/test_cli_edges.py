@@ -1,0 +1,75 @@
+"""Bad input at the command line: one `error:` line and exit status 1, never a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from branchbench.cli import main as bench_main
+from branchmem import Store
+from branchmem.cli import main
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    path = tmp_path / "s.db"
+    with Store(path) as store:
+        store.add_event("e1", content="我对花生过敏")
+        store.add_memory("用户对花生过敏", sources=["e1"])
+    return str(path)
+
+
+def _fails(argv: list[str], capsys: pytest.CaptureFixture[str], *, bench: bool = False) -> str:
+    # branchbench answers a bad folder or file with status 2
+    assert (bench_main if bench else main)(argv) == (2 if bench else 1)
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return err
+
+
+def test_a_folder_as_db_is_called_a_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = _fails(["search", "x", "--db", str(tmp_path), "--at", "e1"], capsys)
+    assert "folder" in err and "does not exist" not in err
+
+
+def test_a_folder_as_log_is_an_error(
+    db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = _fails(["search", "花生", "--db", db, "--at", "e1", "--log", str(tmp_path)], capsys)
+    assert "query log" in err
+
+
+def test_a_query_that_is_not_utf8(db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # what Python makes of a non-UTF-8 argument on a UTF-8 system
+    err = _fails(["search", "caf\udce9", "--db", db, "--at", "e1"], capsys)
+    assert "UTF-8" in err
+
+
+def test_an_input_file_that_is_not_utf8(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "set.jsonl"
+    f.write_bytes(b'{"query": "caf\xe9"}\n')
+    err = _fails(["eval", "recall", str(f)], capsys)
+    assert "UTF-8" in err
+
+
+def test_meta_that_is_broken_json(db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    err = _fails(["search", "花生", "--db", db, "--at", "e1", "--meta", "tags=[1,"], capsys)
+    assert "not valid JSON" in err
+
+
+def test_bench_run_on_a_missing_folder_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "nope"
+    err = _fails(["run", "--scenarios", str(missing), "--out", str(tmp_path / "o")], capsys,
+                 bench=True)  # fmt: skip
+    assert "does not exist" in err and "MANIFEST" not in err
+
+
+def test_bench_freeze_names_the_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench_main(["freeze", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "<folder>" not in out and str(tmp_path) in out

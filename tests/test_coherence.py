@@ -1,0 +1,155 @@
+"""Several `Store` objects (or processes) on one SQLite file see one store.
+
+Every cache that outlives a transaction (segment fork points, namespace ids,
+the search cache, scope-chain copies) is checked against the file's state
+(`Backend.generation`) at the start of each transaction.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from branchmem import Store
+from reference import Reference, RefRecord
+
+
+def _rebuilt_elsewhere(p: Path) -> tuple[Store, Store]:
+    """The issue's story: ``y`` caches a forked tree's segments, then ``x`` purges
+    the namespace and rebuilds it with two roots (segments 0 and 1 again)."""
+    x, y = Store(p), Store(p)
+    x.add_events([{"id": "e1"}, {"id": "e2", "parent": "e1"}, {"id": "e2b", "parent": "e1"}])
+    assert y.memories(at="e2b") == []
+    x.purge(whole_namespace=True)
+    x.add_events([{"id": "r1"}, {"id": "q1"}])
+    return x, y
+
+
+def test_stale_segments_after_a_namespace_purge_elsewhere(tmp_path: Path) -> None:
+    x, y = _rebuilt_elsewhere(tmp_path / "s.db")
+    x.add_memory("SECRET", sources=["r1"])
+    assert [e.id for e in y.path("q1")] == ["q1"]
+    assert y.memories(at="q1") == []
+    assert [m.content for m in y.memories(at="r1")] == ["SECRET"]
+
+
+def test_a_write_through_a_stale_store_indexes_at_the_right_place(tmp_path: Path) -> None:
+    p = tmp_path / "s.db"
+    x, y = _rebuilt_elsewhere(p)
+    # written by the store that cached the old tree's segments: r1 is not an
+    # ancestor of q1, so the record must carry both positions
+    y.add_memory("SECRET", sources=["r1", "q1"])
+    z = Store(p)
+    assert z.memories(at="q1") == [] and x.memories(at="q1") == []
+
+
+def test_search_cache_drops_text_purged_by_another_store(tmp_path: Path) -> None:
+    from branchmem.retrieval.cache import cache_for
+
+    p = tmp_path / "s.db"
+    x, y = Store(p), Store(p)
+    x.add_event("e1", content="我对花生过敏")
+    m = x.add_memory("用户对花生过敏", sources=["e1"])
+    assert [h.memory.id for h in y.search("花生", at="e1", embedder="hashing")] == [m.id]
+    assert any(m.id in {k[1] for k in t} for t in cache_for(y).terms.values())
+    x.purge(memories=[m.id])
+    assert y.search("花生", at="e1", embedder="hashing") == []
+    held = [k for t in [*cache_for(y).terms.values(), *cache_for(y).vectors.values()] for k in t]
+    assert all(k[1] != m.id for k in held)
+
+
+def test_generation_moves_with_writes_and_erasures(tmp_path: Path) -> None:
+    p = tmp_path / "s.db"
+    x, y = Store(p), Store(p)
+    with y._b.reading():
+        g0 = y._b.generation()
+    x.add_event("e1", content="a")
+    with y._b.reading():
+        g1 = y._b.generation()
+    assert g1.writes != g0.writes and g1.erasures == g0.erasures
+    x.purge(events=["e1"])
+    with y._b.reading():
+        g2 = y._b.generation()
+    assert g2.writes != g1.writes and g2.erasures != g1.erasures
+    with y._b.reading():
+        assert y._b.generation() == g2  # nothing happened in between
+
+
+# ---------------------------------------------------------------- property
+ROOTS = ["a", "b", "c"]
+PARENT = st.integers(-1, 3)  # -1: a new root; else the n-th latest event (0: extend)
+STEP = st.one_of(
+    st.tuples(st.just("event"), st.integers(0, 2), st.integers(0, 40), PARENT),
+    st.tuples(st.just("event"), st.integers(0, 2), st.integers(0, 40), PARENT),
+    st.tuples(st.just("memory"), st.integers(0, 2), st.integers(0, 6), st.integers(-1, 6)),
+    st.tuples(st.just("memory"), st.integers(0, 2), st.integers(0, 6), st.integers(-1, 6)),
+    st.tuples(st.just("purge_event"), st.integers(0, 2), st.integers(0, 40), st.just(0)),
+    st.tuples(st.just("purge_ns"), st.integers(0, 2), st.just(0), st.just(0)),
+    st.tuples(st.just("purge_ns"), st.integers(0, 2), st.just(0), st.just(0)),
+    st.tuples(st.just("read"), st.integers(0, 2), st.integers(0, 40), st.just(0)),
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(steps=st.lists(STEP, min_size=1, max_size=40))
+def test_many_stores_on_one_file_match_the_reference(
+    tmp_path_factory: object, steps: list[tuple[str, int, int, int]]
+) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "s.db"
+        stores = [Store(p) for _ in range(3)]
+        try:
+            _run(stores, steps)
+        finally:
+            for s in stores:
+                s.close()
+
+
+def _run(stores: list[Store], steps: list[tuple[str, int, int, int]]) -> None:
+    ref = Reference()
+    erased: set[str] = set()
+    gen = 0  # event ids are never reused within one namespace's life
+    nmem = 0
+    for op, who, a, b in steps:
+        s = stores[who]
+        events = list(ref.parents)
+        if op == "event":
+            eid = f"g{gen}e{len(events)}"
+            parent = events[-1 - b % len(events)] if events and b >= 0 else None
+            s.add_event(eid, parent=parent, content=f"text {eid}")
+            ref.add_event(eid, (parent,) if parent else ())
+        elif op == "memory" and events:
+            picks = [a] if b < 0 else [a, b]  # one source, or two
+            srcs = tuple(dict.fromkeys(events[i % len(events)] for i in picks))
+            mid = f"m{nmem}"
+            nmem += 1
+            s.add_memory(f"fact {mid}", sources=list(srcs), id=mid)
+            ref.add_record(RefRecord(mid, srcs))
+        elif op == "purge_event" and events:
+            eid = events[a % len(events)]
+            s.purge(events=[eid])
+            erased.add(eid)
+            ref.records = [r for r in ref.records if eid not in r.sources]
+        elif op == "purge_ns" and events:
+            s.purge(whole_namespace=True)
+            ref = Reference()
+            erased.clear()
+            gen += 1
+        # after every step, every store agrees with the reference
+        events = list(ref.parents)
+        for r in stores:
+            for anchor in events:
+                got = [m.id for m in r.memories(at=anchor)]
+                assert got == ref.memories(anchor), (anchor, got)
+                assert {e.id for e in r.path(anchor)} == ref.ancestors(anchor)
+        if op == "read" and events:
+            anchor = events[a % len(events)]
+            assert [m.id for m in s.memories(at=anchor)] == ref.memories(anchor)
+            for eid in erased & ref.ancestors(anchor):
+                assert s.get_event(eid).content == ""
