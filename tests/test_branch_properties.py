@@ -11,8 +11,7 @@ step must give the answers the store gave at that step.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -211,19 +210,9 @@ class Run:
 
 
 @pytest.fixture
-def clocked(backend_name: str, tmp_path: Path) -> Iterator[tuple[list[float], object]]:
+def clocked(open_store: Callable[..., Store]) -> tuple[list[float], object]:
     clock = [0.0]
-    opened: list[Store] = []
-
-    def make() -> Store:
-        path = None if backend_name == "memory" else tmp_path / f"p{len(opened)}.db"
-        store = Store(path, clock=lambda: clock[0])
-        opened.append(store)
-        return store
-
-    yield clock, make
-    for s in opened:
-        s.close()
+    return clock, lambda: open_store(clock=lambda: clock[0])
 
 
 def test_branch_operations_match_reference(

@@ -56,7 +56,9 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
     """A memory store whose history is a tree (or a DAG).
 
     ``Store()`` or ``Store(":memory:")`` keeps everything in memory;
-    ``Store("mem.db")`` opens (or creates) an SQLite file. ``clock`` gives
+    ``Store("mem.db")`` opens (or creates) an SQLite file;
+    ``Store("postgresql://user@host:5432/db")`` a PostgreSQL database (the
+    ``postgres`` extra; `backends.postgres`). ``clock`` gives
     the time written on events and records; ``policy`` (a
     `branchmem.lifecycle.Policy`) sets half-lives and default TTLs per kind.
     ``create=False`` refuses a path that is not already a branchmem store
@@ -93,6 +95,10 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
             self._b: Backend = backend
         elif path is None or str(path) == ":memory:":
             self._b = MemoryBackend()
+        elif isinstance(path, str) and path.startswith(("postgresql://", "postgres://")):
+            from .backends.postgres import PostgresBackend
+
+            self._b = PostgresBackend(path, create=create)
         else:
             from .backends.sqlite import SQLiteBackend
 

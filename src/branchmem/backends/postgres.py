@@ -1,0 +1,573 @@
+"""PostgreSQL backend: the same store on a server database, many writers at once.
+
+Every statement filters by one namespace (the ``%(ns)s`` parameter), and
+every key leads with it, so a distributed PostgreSQL can shard by namespace
+(docs/scaling.md). Batches travel as one statement over ``unnest`` of arrays;
+the gate's read joins the anchor's ``(segment, lo, up_to)`` ranges, passed
+as three arrays, against ``records (ns, seg, pos)`` in one round trip.
+
+Writers: a write transaction takes a transaction-level advisory lock keyed
+by the namespace before its first statement on that namespace, so writes to
+one namespace are serial (segment assignment and branch compare-and-set see
+the latest committed state) while other namespaces proceed in parallel.
+Reads run in a ``REPEATABLE READ`` transaction: one consistent view.
+psycopg is imported here only, and its errors become `StorageError` here.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any
+
+from ..branch_types import AuditEntry, HeadMove, Snapshot
+from ..errors import StorageError
+from ..model import Memory
+from .base import BranchRow, DuplicateIds, EventRow, LifeRow, NewSegment, Pos, Ranges, RecordRow
+from .pg_schema import prepare
+from .sqlrows import (
+    BRANCH_COLS,
+    EVENT_COLS,
+    LIFE_COLS,
+    MOVE_COLS,
+    REC_COLS,
+    SEP,
+    SNAPSHOT_COLS,
+    audit_from_row,
+    branch_from_row,
+    branch_values,
+    dump_positions,
+    event_from_row,
+    event_values,
+    load_positions,
+    move_from_row,
+    record_from_row,
+    record_values,
+    snapshot_from_row,
+)
+
+Trace = Callable[[str, Mapping[str, Any]], None]
+"""Called with every statement and its parameters before it runs (for tests)."""
+
+_EVENT_TYPES = "text, text, text, text, text, float8, int8, int8"
+_REC_TYPES = (
+    "int8, text, text, text, text, text, float8, text, text, float8, int8, int8, text, "
+    "float8, float8, float8"
+)
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}\Z")
+
+
+def is_postgres_url(path: str) -> bool:
+    return path.startswith(("postgresql://", "postgres://"))
+
+
+def _unnest(cols: str, types: str, alias: str = "u", *, ordinality: bool = False) -> str:
+    """``unnest(%(c0)s::t0[], ...) AS u(cols)``: one array parameter per column
+    (``WITH ORDINALITY``: the last of ``cols`` names the row number, from 1)."""
+    arrays = ", ".join(f"%(c{i})s::{t.strip()}[]" for i, t in enumerate(types.split(",")))
+    more = " WITH ORDINALITY" if ordinality else ""
+    return f"unnest({arrays}){more} AS {alias}({cols})"
+
+
+def _columns(rows: list[tuple[Any, ...]], width: int) -> dict[str, Any]:
+    """Rows to the ``c0..cN`` column arrays that `_unnest` reads."""
+    cols = list(zip(*rows, strict=True)) if rows else [() for _ in range(width)]
+    return {f"c{i}": list(c) for i, c in enumerate(cols)}
+
+
+def _public(url: str) -> str:
+    """The URL without its password, for messages."""
+    return re.sub(r"://([^:/@]*):[^@]*@", r"://\1:***@", url)
+
+
+class _Local(threading.local):
+    def __init__(self) -> None:
+        self.conn: Any = None
+        self.depth = 0
+        self.write = False
+        self.locked: set[str] = set()
+
+
+class PostgresBackend:
+    """A connection pool on one PostgreSQL database (and schema).
+
+    ``schema`` names the schema to use (created if missing); without it the
+    URL's ``search_path`` decides. ``trace`` sees every statement.
+    """
+
+    shares_rows = False
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        schema: str | None = None,
+        create: bool = True,
+        max_size: int = 8,
+        trace: Trace | None = None,
+    ) -> None:
+        import psycopg
+        import psycopg_pool
+
+        self.url = _public(url)
+        self._psycopg = psycopg
+        self._trace = trace
+        kwargs: dict[str, Any] = {"autocommit": True}
+        if schema is not None:
+            if not _IDENT.match(schema):
+                raise StorageError(
+                    f"schema name {schema!r} is not a plain identifier: use letters, "
+                    "digits and underscores, starting with a letter"
+                )
+            kwargs["options"] = f"-c search_path={schema}"
+        self._st = _Local()
+        self._seg_cache: dict[tuple[str, int], tuple[Pos, ...]] = {}
+        # One plain connection first: a bad URL or a refused connection fails
+        # here at once, and the schema is made or upgraded before the pool opens.
+        try:
+            with psycopg.connect(url, connect_timeout=10, **kwargs) as conn:
+                if schema is not None and create:
+                    conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+                found = conn.execute("SELECT to_regclass('schema_version')").fetchone()
+                if not create and (found is None or found[0] is None):
+                    raise StorageError(
+                        f"no branchmem store at {self.url!r}: the database has no "
+                        "schema_version table; pass the URL of a store"
+                    )
+                prepare(conn, repr(self.url))
+            self._pool = psycopg_pool.ConnectionPool(
+                url, kwargs=kwargs, min_size=1, max_size=max_size, open=True
+            )
+        except psycopg.Error as exc:
+            raise StorageError(
+                f"cannot open PostgreSQL store at {self.url!r}: {exc}; check the URL and "
+                "that the server accepts connections"
+            ) from exc
+
+    # transactions -------------------------------------------------------------
+    @contextmanager
+    def _tx(self, write: bool) -> Iterator[None]:
+        st = self._st
+        if st.depth:
+            st.depth += 1
+            try:
+                yield
+            finally:
+                st.depth -= 1
+            return
+        errors = self._psycopg.Error
+        conn = self._pool.getconn()
+        try:
+            try:
+                conn.execute("BEGIN" if write else "BEGIN ISOLATION LEVEL REPEATABLE READ")
+            except errors as exc:
+                raise StorageError(f"PostgreSQL store {self.url!r}: {exc}") from exc
+            st.conn, st.depth, st.write, st.locked = conn, 1, write, set()
+            try:
+                yield
+            except BaseException as exc:
+                st.conn, st.depth = None, 0
+                self._seg_cache.clear()
+                if not conn.closed:
+                    conn.execute("ROLLBACK")
+                if isinstance(exc, errors):
+                    raise StorageError(f"PostgreSQL store {self.url!r}: {exc}") from exc
+                raise
+            st.conn, st.depth = None, 0
+            try:
+                conn.execute("COMMIT")
+            except errors as exc:
+                self._seg_cache.clear()
+                raise StorageError(f"PostgreSQL store {self.url!r}: commit failed: {exc}") from exc
+        finally:
+            st.conn, st.depth = None, 0
+            self._pool.putconn(conn)
+
+    def transaction(self) -> Any:
+        return self._tx(True)
+
+    def reading(self) -> Any:
+        return self._tx(False)
+
+    def close(self) -> None:
+        self._pool.close()
+
+    def _q(self, sql: str, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+        """Run one statement on the namespace ``params['ns']``; its rows, if any."""
+        st = self._st
+        if self._trace is not None:
+            self._trace(sql, params)
+        try:
+            if st.conn is None:
+                with self._pool.connection() as conn:
+                    cur = conn.execute(sql, params)
+                    return cur.fetchall() if cur.description else []
+            if st.write and params["ns"] not in st.locked:
+                # Serialises writers of this namespace until commit or rollback.
+                lock = "SELECT pg_advisory_xact_lock(hashtextextended(%(ns)s, 0))"
+                if self._trace is not None:
+                    self._trace(lock, {"ns": params["ns"]})
+                st.conn.execute(lock, {"ns": params["ns"]})
+                st.locked.add(params["ns"])
+            cur = st.conn.execute(sql, params)
+            return cur.fetchall() if cur.description else []
+        except self._psycopg.Error as exc:
+            if st.conn is not None:
+                raise  # the transaction translates it after rolling back
+            raise StorageError(f"PostgreSQL store {self.url!r}: {exc}") from exc
+
+    def _ids(self, sql: str, ns: str, ids: Iterable[str]) -> list[tuple[Any, ...]]:
+        want = list(ids)
+        return self._q(sql, {"ns": ns, "ids": want}) if want else []
+
+    # events -------------------------------------------------------------------
+    def get_events(self, ns: str, ids: Iterable[str]) -> dict[str, EventRow]:
+        sql = f"SELECT {EVENT_COLS} FROM events WHERE ns = %(ns)s AND id = ANY(%(ids)s)"
+        return {r[0]: event_from_row(ns, r) for r in self._ids(sql, ns, ids)}
+
+    def insert_events(self, ns: str, rows: list[EventRow]) -> None:
+        if not rows:
+            return
+        # Under the namespace lock no other writer can add one of these ids now.
+        ids = [r.event.id for r in rows]
+        sql = "SELECT id FROM events WHERE ns = %(ns)s AND id = ANY(%(ids)s) LIMIT 1"
+        if self._q(sql, {"ns": ns, "ids": ids}):
+            raise DuplicateIds(ns)
+        self._q(
+            f"INSERT INTO events (ns, {EVENT_COLS}) SELECT %(ns)s, u.* FROM "
+            + _unnest(EVENT_COLS, _EVENT_TYPES),
+            {"ns": ns, **_columns([event_values(r) for r in rows], 8)},
+        )
+
+    def set_event_positions(self, ns: str, positions: list[tuple[str, Pos]]) -> None:
+        if positions:
+            self._q(
+                "UPDATE events e SET seg = u.seg, seq = u.seq FROM "
+                + _unnest("id, seg, seq", "text, int8, int8")
+                + " WHERE e.ns = %(ns)s AND e.id = u.id",
+                {"ns": ns, **_columns([(i, s, q) for i, (s, q) in positions], 3)},
+            )
+
+    def _pairs(
+        self, table: str, a: str, b: str, ns: str, ids: Iterable[str]
+    ) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        sql = f"SELECT {a}, {b} FROM {table} WHERE ns = %(ns)s AND {a} = ANY(%(ids)s)"
+        for x, y in self._ids(sql, ns, ids):
+            out.setdefault(x, []).append(y)
+        return out
+
+    def _add_pairs(self, table: str, ns: str, pairs: list[tuple[str, str]]) -> None:
+        if pairs:
+            self._q(
+                f"INSERT INTO {table} SELECT %(ns)s, u.* FROM {_unnest('a, b', 'text, text')} "
+                "ON CONFLICT DO NOTHING",
+                {"ns": ns, **_columns(pairs, 2)},
+            )
+
+    def _delete(self, table: str, col: str, ns: str, ids: list[str]) -> None:
+        self._ids(f"DELETE FROM {table} WHERE ns = %(ns)s AND {col} = ANY(%(ids)s)", ns, ids)
+
+    def waiting_children(self, ns: str, parent_ids: Iterable[str]) -> dict[str, list[str]]:
+        return self._pairs("waits", "parent", "child", ns, parent_ids)
+
+    def add_waits(self, ns: str, pairs: list[tuple[str, str]]) -> None:
+        self._add_pairs("waits", ns, pairs)
+
+    def drop_waits(self, ns: str, parent_ids: list[str]) -> None:
+        self._delete("waits", "parent", ns, parent_ids)
+
+    # segments -----------------------------------------------------------------
+    def segment_parents(self, ns: str, segs: Iterable[int]) -> dict[int, tuple[Pos, ...]]:
+        out: dict[int, tuple[Pos, ...]] = {}
+        missing = []
+        cache = self._seg_cache
+        for s in segs:
+            hit = cache.get((ns, s))
+            if hit is None:
+                missing.append(s)
+            else:
+                out[s] = hit
+        if missing:
+            sql = "SELECT seg, parents FROM segments WHERE ns = %(ns)s AND seg = ANY(%(segs)s)"
+            for seg, parents in self._q(sql, {"ns": ns, "segs": missing}):
+                val = load_positions(parents)
+                if len(cache) < 1_000_000:
+                    cache[(ns, seg)] = val
+                out[seg] = val
+        return out
+
+    def segment_tips(self, ns: str, segs: Iterable[int]) -> dict[int, int]:
+        sql = "SELECT seg, tip FROM segments WHERE ns = %(ns)s AND seg = ANY(%(segs)s)"
+        want = list(segs)
+        return dict(self._q(sql, {"ns": ns, "segs": want})) if want else {}
+
+    def max_segment(self, ns: str) -> int:
+        row = self._q("SELECT max(seg) FROM segments WHERE ns = %(ns)s", {"ns": ns})
+        return -1 if not row or row[0][0] is None else int(row[0][0])
+
+    def put_segments(self, ns: str, new: list[NewSegment], tips: dict[int, int]) -> None:
+        fresh = {s.seg for s in new}
+        if new:
+            self._q(
+                "INSERT INTO segments SELECT %(ns)s, u.* FROM "
+                + _unnest("seg, parents, tip", "int8, text, int8"),
+                {
+                    "ns": ns,
+                    **_columns(
+                        [(s.seg, dump_positions(s.parents), tips.get(s.seg, 0)) for s in new], 3
+                    ),
+                },
+            )
+        moved = [(s, t) for s, t in tips.items() if s not in fresh]
+        if moved:
+            self._q(
+                "UPDATE segments g SET tip = u.tip FROM "
+                + _unnest("seg, tip", "int8, int8")
+                + " WHERE g.ns = %(ns)s AND g.seg = u.seg",
+                {"ns": ns, **_columns(moved, 2)},
+            )
+
+    # records ------------------------------------------------------------------
+    def _records(self, where: str, params: dict[str, Any]) -> list[RecordRow]:
+        ns = params["ns"]
+        sql = f"SELECT {REC_COLS} FROM records WHERE ns = %(ns)s AND {where}"
+        return [record_from_row(ns, r) for r in self._q(sql, params)]
+
+    def get_records(self, ns: str, ids: Iterable[str]) -> dict[str, RecordRow]:
+        want = list(ids)
+        if not want:
+            return {}
+        return {r.memory.id: r for r in self._records("id = ANY(%(ids)s)", {"ns": ns, "ids": want})}
+
+    def insert_records(self, ns: str, rows: list[RecordRow]) -> list[Memory]:
+        if not rows:
+            return []
+        # Write order within the namespace, counted under the namespace lock.
+        top = self._q("SELECT max(seq) FROM records WHERE ns = %(ns)s", {"ns": ns})
+        first = 1 + (int(top[0][0]) if top and top[0][0] is not None else 0)
+        out = [replace(r.memory, seq=first + i) for i, r in enumerate(rows)]
+        self._q(
+            f"INSERT INTO records (ns, {REC_COLS}) SELECT %(ns)s, u.* FROM "
+            + _unnest(REC_COLS, _REC_TYPES),
+            {
+                "ns": ns,
+                **_columns([record_values(m, r) for m, r in zip(out, rows, strict=True)], 16),
+            },
+        )
+        return out
+
+    def set_record_positions(
+        self, ns: str, positions: list[tuple[str, Pos, tuple[Pos, ...]]]
+    ) -> None:
+        if positions:
+            self._q(
+                "UPDATE records c SET seg = u.seg, pos = u.pos, extra = u.extra FROM "
+                + _unnest("id, seg, pos, extra", "text, int8, int8, text")
+                + " WHERE c.ns = %(ns)s AND c.id = u.id",
+                {
+                    "ns": ns,
+                    **_columns(
+                        [
+                            (i, p[0], p[1], dump_positions(ex) if ex else None)
+                            for i, p, ex in positions
+                        ],
+                        4,
+                    ),
+                },
+            )
+
+    def records_in_ranges(
+        self, ns: str, ranges: Ranges, after: Ranges | None = None
+    ) -> Iterator[RecordRow]:
+        if not ranges:
+            return iter(())
+        after = after or {}
+        spans = [(s, after.get(s, -1), u) for s, u in ranges.items()]
+        cols = ", ".join("c." + c for c in REC_COLS.split(", "))
+        sql = (
+            f"SELECT {cols} FROM {_unnest('seg, lo, upto', 'int8, int8, int8', 'r')} "
+            "JOIN records c ON c.ns = %(ns)s AND c.seg = r.seg AND c.pos > r.lo "
+            "AND c.pos <= r.upto"
+        )
+        rows = self._q(sql, {"ns": ns, **_columns(spans, 3)})
+        return (record_from_row(ns, r) for r in rows)
+
+    def retractions_of(self, ns: str, target_ids: Iterable[str]) -> list[RecordRow]:
+        want = list(target_ids)
+        if not want:
+            return []
+        return self._records("target = ANY(%(ids)s) ORDER BY seq", {"ns": ns, "ids": want})
+
+    def records_waiting_on(self, ns: str, event_ids: Iterable[str]) -> dict[str, list[str]]:
+        return self._pairs("record_waits", "event", "record", ns, event_ids)
+
+    def add_record_waits(self, ns: str, pairs: list[tuple[str, str]]) -> None:
+        self._add_pairs("record_waits", ns, pairs)
+
+    def drop_record_waits(self, ns: str, event_ids: list[str]) -> None:
+        self._delete("record_waits", "event", ns, event_ids)
+
+    # branches -----------------------------------------------------------------
+    def get_branch(self, ns: str, name: str) -> str | None:
+        row = self.get_branch_row(ns, name)
+        return None if row is None else row.head
+
+    def set_branch(self, ns: str, name: str, head: str) -> None:
+        self._q(
+            "INSERT INTO branches (ns, name, head) VALUES (%(ns)s, %(name)s, %(head)s) "
+            "ON CONFLICT (ns, name) DO UPDATE SET head = excluded.head",
+            {"ns": ns, "name": name, "head": head},
+        )
+
+    def list_branches(self, ns: str) -> list[tuple[str, str]]:
+        return [(r.name, r.head) for r in self.list_branch_rows(ns)]
+
+    def get_branch_row(self, ns: str, name: str) -> BranchRow | None:
+        sql = f"SELECT {BRANCH_COLS} FROM branches WHERE ns = %(ns)s AND name = %(name)s"
+        rows = self._q(sql, {"ns": ns, "name": name})
+        return branch_from_row(rows[0]) if rows else None
+
+    def list_branch_rows(self, ns: str) -> list[BranchRow]:
+        sql = f"SELECT {BRANCH_COLS} FROM branches WHERE ns = %(ns)s ORDER BY name"
+        return [branch_from_row(r) for r in self._q(sql, {"ns": ns})]
+
+    def put_branch_row(self, ns: str, row: BranchRow) -> None:
+        names = BRANCH_COLS.split(", ")
+        sets = ", ".join(f"{c} = excluded.{c}" for c in names[1:])
+        self._q(
+            f"INSERT INTO branches (ns, {BRANCH_COLS}) VALUES (%(ns)s, "
+            + ", ".join(f"%({c})s" for c in names)
+            + f") ON CONFLICT (ns, name) DO UPDATE SET {sets}",
+            {"ns": ns, **dict(zip(names, branch_values(row), strict=True))},
+        )
+
+    def delete_branch(self, ns: str, name: str) -> None:
+        self._ids("DELETE FROM branches WHERE ns = %(ns)s AND name = ANY(%(ids)s)", ns, [name])
+
+    def _append(
+        self, table: str, counter: str, cols: str, types: str, ns: str, rows: list[Any]
+    ) -> None:
+        """Insert ``rows`` numbered on from the namespace's highest ``counter``
+        (counted under the namespace lock, so numbers never collide)."""
+        if rows:
+            self._q(
+                f"INSERT INTO {table} (ns, {counter}, {cols}) SELECT %(ns)s, "
+                f"(SELECT coalesce(max({counter}), 0) FROM {table} WHERE ns = %(ns)s) + u.i, "
+                + ", ".join("u." + c for c in cols.split(", "))
+                + " FROM "
+                + _unnest(cols + ", i", types, ordinality=True),
+                {"ns": ns, **_columns(rows, len(types.split(",")))},
+            )
+
+    def add_head_moves(self, ns: str, moves: list[HeadMove]) -> None:
+        self._append(
+            "head_moves", "n", MOVE_COLS, "text, text, text, text, text, float8", ns,
+            [(m.branch, m.from_head, m.to_head, m.why, m.actor, m.at) for m in moves],
+        )  # fmt: skip
+
+    def head_moves(self, ns: str, name: str) -> list[HeadMove]:
+        sql = f"SELECT {MOVE_COLS} FROM head_moves WHERE ns = %(ns)s AND branch = %(b)s ORDER BY n"
+        return [move_from_row(ns, r) for r in self._q(sql, {"ns": ns, "b": name})]
+
+    def get_snapshot(self, ns: str, name: str) -> Snapshot | None:
+        sql = f"SELECT {SNAPSHOT_COLS} FROM snapshots WHERE ns = %(ns)s AND name = %(name)s"
+        rows = self._q(sql, {"ns": ns, "name": name})
+        return snapshot_from_row(ns, rows[0]) if rows else None
+
+    def put_snapshot(self, ns: str, snap: Snapshot) -> None:
+        self._q(
+            f"INSERT INTO snapshots (ns, {SNAPSHOT_COLS}) VALUES (%(ns)s, %(n)s, %(b)s, %(e)s, "
+            "%(t)s) ON CONFLICT (ns, name) DO UPDATE SET branch = excluded.branch, "
+            "event = excluded.event, created_at = excluded.created_at",
+            {"ns": ns, "n": snap.name, "b": snap.branch, "e": snap.event, "t": snap.created_at},
+        )
+
+    def list_snapshots(self, ns: str) -> list[Snapshot]:
+        sql = f"SELECT {SNAPSHOT_COLS} FROM snapshots WHERE ns = %(ns)s ORDER BY name"
+        return [snapshot_from_row(ns, r) for r in self._q(sql, {"ns": ns})]
+
+    # lifecycle and erasure ------------------------------------------------------
+    def has_lifecycle(self, ns: str) -> bool:
+        rows = self._q(
+            "SELECT EXISTS (SELECT 1 FROM life WHERE ns = %(ns)s) OR EXISTS (SELECT 1 FROM "
+            "records WHERE ns = %(ns)s AND (expires_at IS NOT NULL OR valid_from IS NOT NULL "
+            "OR valid_to IS NOT NULL))",
+            {"ns": ns},
+        )
+        return bool(rows[0][0])
+
+    def get_life(self, ns: str, ids: Iterable[str]) -> dict[str, LifeRow]:
+        sql = f"SELECT {LIFE_COLS} FROM life WHERE ns = %(ns)s AND id = ANY(%(ids)s)"
+        return {r[0]: LifeRow(r[1], r[2], r[3], r[4]) for r in self._ids(sql, ns, ids)}
+
+    def put_life(self, ns: str, rows: dict[str, LifeRow]) -> None:
+        if rows:
+            self._q(
+                f"INSERT INTO life (ns, {LIFE_COLS}) SELECT %(ns)s, u.* FROM "
+                + _unnest(LIFE_COLS, "text, float8, float8, int4, float8")
+                + " ON CONFLICT (ns, id) DO UPDATE SET archived_at = excluded.archived_at, "
+                "restored_at = excluded.restored_at, uses = excluded.uses, "
+                "last_used = excluded.last_used",
+                {
+                    "ns": ns,
+                    **_columns(
+                        [(i, r.archived_at, r.restored_at, r.uses, r.last_used)
+                         for i, r in rows.items()],
+                        5,
+                    ),
+                },
+            )  # fmt: skip
+
+    def expired_records(self, ns: str, now: float) -> list[str]:
+        sql = "SELECT id FROM records WHERE ns = %(ns)s AND expires_at <= %(now)s ORDER BY seq"
+        return [r[0] for r in self._q(sql, {"ns": ns, "now": now})]
+
+    def records_with_sources(self, ns: str, event_ids: Iterable[str]) -> list[str]:
+        # A scan of the namespace: erasure is rare, and sources are not indexed by event.
+        sql = (
+            "SELECT id FROM records WHERE ns = %(ns)s "
+            "AND string_to_array(sources, %(sep)s) && %(ids)s::text[] ORDER BY seq"
+        )
+        want = list(event_ids)
+        return [r[0] for r in self._q(sql, {"ns": ns, "sep": SEP, "ids": want})] if want else []
+
+    def records_of_kind(self, ns: str, kind: str) -> list[RecordRow]:
+        return self._records("kind = %(kind)s ORDER BY seq", {"ns": ns, "kind": kind})
+
+    def delete_records(self, ns: str, ids: list[str]) -> None:
+        for table, col in (("records", "id"), ("life", "id"), ("record_waits", "record")):
+            self._delete(table, col, ns, ids)
+
+    def erase_event(self, ns: str, event_id: str) -> None:
+        self._ids(
+            "UPDATE events SET content = '', meta = NULL WHERE ns = %(ns)s AND id = ANY(%(ids)s)",
+            ns,
+            [event_id],
+        )
+
+    def drop_namespace(self, ns: str) -> None:
+        for table in (
+            "events", "waits", "segments", "records", "record_waits", "branches",
+            "head_moves", "snapshots", "life",
+        ):  # fmt: skip
+            self._q(f"DELETE FROM {table} WHERE ns = %(ns)s", {"ns": ns})
+        self._seg_cache = {k: v for k, v in self._seg_cache.items() if k[0] != ns}
+
+    # audit --------------------------------------------------------------------
+    def add_audit(self, ns: str, entries: list[AuditEntry]) -> None:
+        self._append(
+            "audit", "seq", "at, actor, op, ids", "float8, text, text, text", ns,
+            [(e.at, e.actor, e.op, SEP.join(e.ids)) for e in entries],
+        )  # fmt: skip
+
+    def audit(self, ns: str, since: float | None) -> list[AuditEntry]:
+        sql = (
+            "SELECT seq, at, actor, op, ids FROM audit WHERE ns = %(ns)s AND at >= %(low)s "
+            "ORDER BY seq"
+        )
+        low = float("-inf") if since is None else since
+        return [audit_from_row(ns, r) for r in self._q(sql, {"ns": ns, "low": low})]

@@ -1,0 +1,62 @@
+"""Versions of the SQLite schema: create a new store, upgrade an older one.
+
+Version 2 (the first release) kept its version in ``store_info``; version 3
+adds the ``schema_version`` table, one row per applied version. ``store_info``
+keeps the current version too, so that a release that knows only ``store_info``
+refuses a newer file instead of misreading it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+from .migrations import CURRENT, steps_to_apply
+
+VERSION_TABLE = (
+    "CREATE TABLE IF NOT EXISTS schema_version ("
+    "version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)"
+)
+
+# Statements that bring a store from the version before to the key's version.
+STEPS: dict[int, list[str]] = {3: [VERSION_TABLE]}
+
+
+def _found_version(db: sqlite3.Connection) -> int | None:
+    """The store's version, or None for a file without a store in it yet."""
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if "schema_version" in tables:
+        row = db.execute("SELECT max(version) FROM schema_version").fetchone()
+        if row is not None and row[0] is not None:
+            return int(row[0])
+    if "store_info" in tables:
+        row = db.execute("SELECT value FROM store_info WHERE key='schema'").fetchone()
+        if row is not None:
+            return int(row[0])
+    return None
+
+
+def prepare(db: sqlite3.Connection, schema: str, where: str) -> None:
+    """Create the store or upgrade it to `CURRENT`, all in one write transaction.
+
+    ``schema`` is the current schema as ``CREATE ... IF NOT EXISTS`` statements.
+    """
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        found = _found_version(db)
+        todo = [] if found is None else list(steps_to_apply(found, where))
+        for v in todo:
+            for stmt in STEPS[v]:
+                db.execute(stmt)
+        for stmt in schema.split(";\n"):
+            if stmt.strip():
+                db.execute(stmt)
+        db.execute(VERSION_TABLE)
+        now = time.time()
+        for v in todo if found is not None else [CURRENT]:
+            db.execute("INSERT INTO schema_version VALUES (?, ?)", (v, now))
+        db.execute("INSERT OR REPLACE INTO store_info VALUES ('schema', ?)", (str(CURRENT),))
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
