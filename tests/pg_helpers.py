@@ -20,6 +20,12 @@ _NS_FILTER = re.compile(r"\bns = %\(ns\)s")
 _NS_VALUE = re.compile(r"\b(?:SELECT|VALUES \() ?%\(ns\)s")
 
 
+def examples(backend: str, n: int) -> int:
+    """Hypothesis examples for a property on ``backend``: ``n``, or on PostgreSQL,
+    where every read is a few round trips to a server, a 25th of it (at least 3)."""
+    return max(3, n // 25) if backend == "postgres" else n
+
+
 def statement_problem(sql: str, params: Mapping[str, Any]) -> str | None:
     """Why ``sql`` is not confined to one namespace, or None if it is.
 

@@ -26,6 +26,7 @@ from branchmem import (
     Store,
     UnknownBranch,
 )
+from pg_helpers import examples
 
 NAMES = ["main", "a", "b", "u_1/chat"]
 KEYS = ["k1", "k1", "k1", "k2", None]
@@ -222,7 +223,7 @@ def test_branch_operations_match_reference(
 
     @settings(
         # SQLite runs the same operations more slowly; fewer examples keep the suite quick.
-        max_examples=60 if backend_name == "memory" else 25,
+        max_examples=examples(backend_name, 60 if backend_name == "memory" else 25),
         deadline=None,
         database=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],

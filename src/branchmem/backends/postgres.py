@@ -88,6 +88,7 @@ class _Local(threading.local):
         self.conn: Any = None
         self.depth = 0
         self.write = False
+        self.begun = False
         self.locked: set[str] = set()
 
 
@@ -161,24 +162,23 @@ class PostgresBackend:
         errors = self._psycopg.Error
         conn = self._pool.getconn()
         try:
-            try:
-                conn.execute("BEGIN" if write else "BEGIN ISOLATION LEVEL REPEATABLE READ")
-            except errors as exc:
-                raise StorageError(f"PostgreSQL store {self.url!r}: {exc}") from exc
-            st.conn, st.depth, st.write, st.locked = conn, 1, write, set()
+            # BEGIN is sent with the first statement (see `_q`), so a transaction
+            # that issues none costs no round trip at all.
+            st.conn, st.depth, st.write, st.begun, st.locked = conn, 1, write, False, set()
             try:
                 yield
             except BaseException as exc:
                 st.conn, st.depth = None, 0
                 self._seg_cache.clear()
-                if not conn.closed:
+                if st.begun and not conn.closed:
                     conn.execute("ROLLBACK")
                 if isinstance(exc, errors):
                     raise StorageError(f"PostgreSQL store {self.url!r}: {exc}") from exc
                 raise
             st.conn, st.depth = None, 0
             try:
-                conn.execute("COMMIT")
+                if st.begun:
+                    conn.execute("COMMIT")
             except errors as exc:
                 self._seg_cache.clear()
                 raise StorageError(f"PostgreSQL store {self.url!r}: commit failed: {exc}") from exc
@@ -205,14 +205,27 @@ class PostgresBackend:
                 with self._pool.connection() as conn:
                     cur = conn.execute(sql, params)
                     return cur.fetchall() if cur.description else []
+            conn = st.conn
+            first: list[tuple[str, Mapping[str, Any] | None]] = []
+            if not st.begun:
+                first.append(
+                    ("BEGIN" if st.write else "BEGIN ISOLATION LEVEL REPEATABLE READ", None)
+                )
+                st.begun = True
             if st.write and params["ns"] not in st.locked:
                 # Serialises writers of this namespace until commit or rollback.
                 lock = "SELECT pg_advisory_xact_lock(hashtextextended(%(ns)s, 0))"
-                if self._trace is not None:
-                    self._trace(lock, {"ns": params["ns"]})
-                st.conn.execute(lock, {"ns": params["ns"]})
+                first.append((lock, {"ns": params["ns"]}))
                 st.locked.add(params["ns"])
-            cur = st.conn.execute(sql, params)
+            if not first:
+                cur = conn.execute(sql, params)
+            else:  # all in one round trip
+                with conn.pipeline():
+                    for q, p in first:
+                        if self._trace is not None and p is not None:
+                            self._trace(q, p)
+                        conn.execute(q, p)
+                    cur = conn.execute(sql, params)
             return cur.fetchall() if cur.description else []
         except self._psycopg.Error as exc:
             if st.conn is not None:
