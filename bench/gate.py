@@ -2,6 +2,7 @@
 
     python bench/gate.py            # 1,000,000 events (a few minutes)
     python bench/gate.py --quick    # 100,000 events (under a minute)
+    python bench/gate.py --backend postgres --quick   # on PostgreSQL (bench/gate_postgres.py)
 
 History: chat-like; each new event answers the latest one, except about 2%
 that fork from a uniformly chosen older event (an edit or regenerate far
@@ -124,6 +125,13 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="100,000 events instead of 1,000,000")
     ap.add_argument("--events", type=int, help="number of events (overrides --quick)")
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
+    ap.add_argument(
+        "--url",
+        default=os.environ.get("BRANCHMEM_TEST_POSTGRES", "postgresql://postgres@127.0.0.1/test"),
+        help="PostgreSQL database for --backend postgres (a schema of its own is made and dropped)",
+    )
+    ap.add_argument("--writes", type=int, default=20, help="writes per writer process")
     args = ap.parse_args()
     n = args.events or (100_000 if args.quick else 1_000_000)
     batch = 50_000
@@ -162,6 +170,13 @@ def main() -> None:
             "<= 2x slower",
         )
     )
+
+    if args.backend == "postgres":
+        from gate_postgres import run
+
+        run(url=args.url, events=events, memories=memories, anchor=anchor, want=want,
+            batch=batch, repeat=args.repeat, per_writer=args.writes)  # fmt: skip
+        return
 
     # ---- SQLite
     tmp = Path(tempfile.mkdtemp(prefix="branchmem-bench-"))

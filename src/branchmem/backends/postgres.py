@@ -57,6 +57,7 @@ _REC_TYPES = (
     "int8, text, text, text, text, text, float8, text, text, float8, int8, int8, text, "
     "float8, float8, float8"
 )
+COPY_FROM = 500  # rows: larger batches go in by COPY
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}\Z")
 
 
@@ -232,6 +233,23 @@ class PostgresBackend:
                 raise  # the transaction translates it after rolling back
             raise StorageError(f"PostgreSQL store {self.url!r}: {exc}") from exc
 
+    def _copy(self, table: str, cols: str, ns: str, rows: list[tuple[Any, ...]]) -> bool:
+        """``COPY`` a large batch into ``table`` with ``ns`` on every row; False
+        (nothing done) for a small batch or outside a begun write transaction.
+
+        Arrays of many values cost psycopg far more to encode than ``COPY`` rows.
+        """
+        st = self._st
+        if len(rows) < COPY_FROM or st.conn is None or not st.begun or ns not in st.locked:
+            return False
+        sql = f"COPY {table} (ns, {cols}) FROM STDIN"
+        if self._trace is not None:
+            self._trace(sql, {"ns": ns})
+        with st.conn.cursor().copy(sql) as copy:
+            for r in rows:
+                copy.write_row((ns, *r))
+        return True
+
     def _ids(self, sql: str, ns: str, ids: Iterable[str]) -> list[tuple[Any, ...]]:
         want = list(ids)
         return self._q(sql, {"ns": ns, "ids": want}) if want else []
@@ -249,11 +267,13 @@ class PostgresBackend:
         sql = "SELECT id FROM events WHERE ns = %(ns)s AND id = ANY(%(ids)s) LIMIT 1"
         if self._q(sql, {"ns": ns, "ids": ids}):
             raise DuplicateIds(ns)
-        self._q(
-            f"INSERT INTO events (ns, {EVENT_COLS}) SELECT %(ns)s, u.* FROM "
-            + _unnest(EVENT_COLS, _EVENT_TYPES),
-            {"ns": ns, **_columns([event_values(r) for r in rows], 8)},
-        )
+        values = [event_values(r) for r in rows]
+        if not self._copy("events", EVENT_COLS, ns, values):
+            self._q(
+                f"INSERT INTO events (ns, {EVENT_COLS}) SELECT %(ns)s, u.* FROM "
+                + _unnest(EVENT_COLS, _EVENT_TYPES),
+                {"ns": ns, **_columns(values, 8)},
+            )
 
     def set_event_positions(self, ns: str, positions: list[tuple[str, Pos]]) -> None:
         if positions:
@@ -363,14 +383,13 @@ class PostgresBackend:
         top = self._q("SELECT max(seq) FROM records WHERE ns = %(ns)s", {"ns": ns})
         first = 1 + (int(top[0][0]) if top and top[0][0] is not None else 0)
         out = [replace(r.memory, seq=first + i) for i, r in enumerate(rows)]
-        self._q(
-            f"INSERT INTO records (ns, {REC_COLS}) SELECT %(ns)s, u.* FROM "
-            + _unnest(REC_COLS, _REC_TYPES),
-            {
-                "ns": ns,
-                **_columns([record_values(m, r) for m, r in zip(out, rows, strict=True)], 16),
-            },
-        )
+        values = [record_values(m, r) for m, r in zip(out, rows, strict=True)]
+        if not self._copy("records", REC_COLS, ns, values):
+            self._q(
+                f"INSERT INTO records (ns, {REC_COLS}) SELECT %(ns)s, u.* FROM "
+                + _unnest(REC_COLS, _REC_TYPES),
+                {"ns": ns, **_columns(values, 16)},
+            )
         return out
 
     def set_record_positions(
