@@ -9,6 +9,8 @@ they produce.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from ..errors import StorageError
 
 CURRENT = 3
@@ -32,3 +34,15 @@ def steps_to_apply(found: int, where: str) -> range:
             "can upgrade; export it with the release that made it"
         )
     return range(found + 1, CURRENT + 1)
+
+
+def plan(
+    found: int | None, steps: Mapping[int, Sequence[str]], schema: str, where: str
+) -> tuple[list[str], list[int]]:
+    """What opening a store at version ``found`` (None: no store yet) runs:
+    the statements, in order (the missing steps, then ``schema``'s idempotent
+    ``CREATE ... IF NOT EXISTS`` statements), and the versions to record."""
+    todo = [] if found is None else list(steps_to_apply(found, where))
+    stmts = [stmt for v in todo for stmt in steps[v]]
+    stmts += [stmt for stmt in schema.split(";\n") if stmt.strip()]
+    return stmts, todo if found is not None else [CURRENT]

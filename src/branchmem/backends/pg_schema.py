@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from .migrations import CURRENT, steps_to_apply
+from .migrations import plan
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS schema_version (
@@ -94,15 +94,11 @@ def prepare(conn: Any, where: str) -> None:
         found = None
         if exists:
             found = conn.execute("SELECT max(version) FROM schema_version").fetchone()[0]
-        todo = [] if found is None else list(steps_to_apply(int(found), where))
-        for v in todo:
-            for stmt in STEPS[v]:
-                conn.execute(stmt)
-        for stmt in TABLES.split(";\n"):
-            if stmt.strip():
-                conn.execute(stmt)
+        stmts, versions = plan(None if found is None else int(found), STEPS, TABLES, where)
+        for stmt in stmts:
+            conn.execute(stmt)
         now = time.time()
-        for v in todo if found is not None else [CURRENT]:
+        for v in versions:
             conn.execute("INSERT INTO schema_version VALUES (%s, %s)", (v, now))
         conn.execute("COMMIT")
     except BaseException:

@@ -39,6 +39,7 @@ from .sqlrows import (
     audit_from_row,
     branch_from_row,
     branch_values,
+    cached_segments,
     dump_positions,
     event_from_row,
     event_values,
@@ -315,15 +316,8 @@ class PostgresBackend:
 
     # segments -----------------------------------------------------------------
     def segment_parents(self, ns: str, segs: Iterable[int]) -> dict[int, tuple[Pos, ...]]:
-        out: dict[int, tuple[Pos, ...]] = {}
-        missing = []
         cache = self._seg_cache
-        for s in segs:
-            hit = cache.get((ns, s))
-            if hit is None:
-                missing.append(s)
-            else:
-                out[s] = hit
+        out, missing = cached_segments(cache, ns, segs)
         if missing:
             sql = "SELECT seg, parents FROM segments WHERE ns = %(ns)s AND seg = ANY(%(segs)s)"
             for seg, parents in self._q(sql, {"ns": ns, "segs": missing}):

@@ -36,6 +36,7 @@ from .sqlrows import (
     REC_COLS,
     SEP,
     branch_from_row,
+    cached_segments,
     event_from_row,
     event_values,
     record_from_row,
@@ -345,15 +346,8 @@ class SQLiteBackend:
         nid = self._ns(ns)
         if nid is None:
             return {}
-        out: dict[int, tuple[Pos, ...]] = {}
-        missing = []
         cache = self._seg_cache
-        for s in segs:
-            hit = cache.get((nid, s))
-            if hit is None:
-                missing.append(s)
-            else:
-                out[s] = hit
+        out, missing = cached_segments(cache, nid, segs)
         for chunk in _chunks(missing):
             sql = f"SELECT seg, parents FROM segments WHERE ns=? AND seg IN ({_marks(len(chunk))})"
             for seg, parents in self._db.execute(sql, (nid, *chunk)):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 import time
 
-from .migrations import CURRENT, steps_to_apply
+from .migrations import CURRENT, plan
 
 VERSION_TABLE = (
     "CREATE TABLE IF NOT EXISTS schema_version ("
@@ -43,17 +43,11 @@ def prepare(db: sqlite3.Connection, schema: str, where: str) -> None:
     """
     db.execute("BEGIN IMMEDIATE")
     try:
-        found = _found_version(db)
-        todo = [] if found is None else list(steps_to_apply(found, where))
-        for v in todo:
-            for stmt in STEPS[v]:
-                db.execute(stmt)
-        for stmt in schema.split(";\n"):
-            if stmt.strip():
-                db.execute(stmt)
-        db.execute(VERSION_TABLE)
+        stmts, versions = plan(_found_version(db), STEPS, schema, where)
+        for stmt in [*stmts, VERSION_TABLE]:
+            db.execute(stmt)
         now = time.time()
-        for v in todo if found is not None else [CURRENT]:
+        for v in versions:
             db.execute("INSERT INTO schema_version VALUES (?, ?)", (v, now))
         db.execute("INSERT OR REPLACE INTO store_info VALUES ('schema', ?)", (str(CURRENT),))
         db.execute("COMMIT")

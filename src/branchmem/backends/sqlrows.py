@@ -10,7 +10,7 @@ backend, where the dialects differ (placeholders, id lists, upserts).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from ..branch_types import AuditEntry, HeadMove, Snapshot
@@ -47,6 +47,22 @@ def dump_positions(pos: Sequence[Pos]) -> str:
 
 def load_positions(text: str | None) -> tuple[Pos, ...]:
     return tuple((int(a), int(b)) for a, b in json.loads(text)) if text else ()
+
+
+def cached_segments(
+    cache: dict[tuple[Any, int], tuple[Pos, ...]], key: Any, segs: Iterable[int]
+) -> tuple[dict[int, tuple[Pos, ...]], list[int]]:
+    """Fork points of ``segs`` found in ``cache`` under ``(key, seg)``, and the
+    segments still to fetch."""
+    out: dict[int, tuple[Pos, ...]] = {}
+    missing = []
+    for s in segs:
+        hit = cache.get((key, s))
+        if hit is None:
+            missing.append(s)
+        else:
+            out[s] = hit
+    return out, missing
 
 
 def event_from_row(ns: str, r: Sequence[Any]) -> EventRow:
