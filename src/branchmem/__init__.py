@@ -29,6 +29,7 @@ from .errors import (
 )
 from .lifecycle import Policy
 from .model import KINDS, Branch, Event, Explanation, Memory, SourceStatus
+from .redact import Redactor
 from .retrieval import (
     Embedder,
     HashingEmbedder,
@@ -71,6 +72,7 @@ __all__ = [
     "OpenAIEmbedder",
     "Policy",
     "QueryLog",
+    "Redactor",
     "Snapshot",
     "SnapshotExists",
     "SourceStatus",

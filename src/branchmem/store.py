@@ -11,8 +11,9 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .audit import AuditOps
 from .backends.base import Backend, DuplicateIds, EventRow, Pos, RecordRow
@@ -33,6 +34,7 @@ from .lineage import Ingest, ancestor_ranges, in_ranges, index_position, row_in_
 from .merge import MergeOps
 from .model import RETRACTION, Event, Explanation, Memory, SourceStatus
 from .purge import PurgeOps
+from .redact import Redactor
 from .scope import ViaCopies, check_anchors, read_chain, read_views
 from .validate import (
     TIME_FIELDS,
@@ -51,6 +53,8 @@ from .validate import (
 if TYPE_CHECKING:
     from .retrieval.hit import Hit
 
+_Item = TypeVar("_Item", Event, Memory)
+
 
 class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
     """A memory store whose history is a tree (or a DAG).
@@ -62,7 +66,9 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
     the time written on events and records; ``policy`` (a
     `branchmem.lifecycle.Policy`) sets half-lives and default TTLs per kind.
     ``create=False`` refuses a path that is not already a branchmem store
-    (for tools that only read one).
+    (for tools that only read one). ``redactor`` (a `branchmem.Redactor`)
+    redacts personal data from event and record content and from logged
+    queries before anything is stored.
 
     >>> store = Store()
     >>> _ = store.add_event("e1", role="user", content="你好，我在准备搬家。")
@@ -83,11 +89,16 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         clock: Callable[[], float] = time.time,
         policy: Policy | None = None,
         create: bool = True,
+        redactor: Redactor | None = None,
     ) -> None:
         if path is not None and not isinstance(path, (str, os.PathLike)):
             raise InvalidInput(
                 f"path must be a file path (str or os.PathLike) or None for memory, "
                 f"got {type(path).__name__}"
+            )
+        if redactor is not None and not isinstance(redactor, Redactor):
+            raise InvalidInput(
+                f"redactor must be a branchmem.Redactor or None, got {type(redactor).__name__}"
             )
         if not callable(clock):
             raise InvalidInput("clock must be a callable returning seconds, like time.time")
@@ -106,6 +117,25 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         self._clock = clock
         self._policy = policy if policy is not None else Policy()
         self._via_copies = ViaCopies()
+        self._redactor = redactor
+
+    @property
+    def redactor(self) -> Redactor | None:
+        """The `Redactor` this store applies before storing text, or ``None``."""
+        return self._redactor
+
+    def _redact(self, text: str) -> str:
+        """The one place text is redacted before it is stored (see `redactor`)."""
+        return text if self._redactor is None or not text else self._redactor.redact(text)
+
+    def _redacted(self, items: list[_Item]) -> list[_Item]:
+        """Events or records with their content redacted, before they are written."""
+        if self._redactor is None:
+            return items
+        return [
+            x if (c := self._redact(x.content)) == x.content else replace(x, content=c)
+            for x in items
+        ]
 
     def __enter__(self) -> Store:
         return self
@@ -219,6 +249,7 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         common case of an import); if one was stored already, the backend says
         so before writing and the batch is planned again with every id looked up.
         """
+        events = self._redacted(events)
         ingest = Ingest(self._b, ns, self._seg_parents(ns))
         ids = [e.id for e in events]
         if optimistic:
@@ -461,6 +492,7 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         return row.memory
 
     def _insert_records(self, ns: str, mems: list[Memory]) -> list[Memory]:
+        mems = self._redacted(mems)
         existing = self._b.get_records(ns, [m.id for m in mems])
         fresh = []
         result: dict[str, Memory] = {}

@@ -131,7 +131,7 @@ def search(
         entry = log_entry(
             namespace=namespace,
             anchors=anchors,
-            query=query,
+            query=store._redact(query),
             k=k,
             mode=mode,
             embedder=emb.name if emb is not None else None,

@@ -1,0 +1,196 @@
+"""`Store(redactor=...)`: raw personal data never reaches the stored rows or the file.
+
+Every write path (events one by one, in batches and on branches, memories,
+supersede, remember, merge) and the query log are checked on the memory and
+SQLite backends, through the public reads, the backend's own objects, the
+SQLite tables and the bytes of the database, WAL and shared-memory files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from branchmem import ConflictingEvent, Redactor, Store
+
+PHONE, ID, CARD = "138-1234-5678", "11010519491231002X", "6222 0212 3456 7890 128"
+EMAIL, IP = "zhang.wei@example.com", "192.168.31.7"
+RAW = [PHONE, "13812345678", ID, CARD, "6222021234567890128", EMAIL, IP]
+TEXT = f"我的手机{PHONE}，身份证{ID}，卡号 {CARD}，邮箱 {EMAIL}，IP {IP}"
+MASKED = "我的手机138****5678，身份证[身份证号]，卡号 [银行卡号]，邮箱 [邮箱]，IP [IP地址]"
+KEY = Redactor.generate_key()
+
+OpenStore = Callable[..., Store]
+
+
+@pytest.fixture
+def open_store(backend_name: str, tmp_path: Path) -> Iterator[OpenStore]:
+    """Opens a store on the chosen backend with the given ``redactor``."""
+    if backend_name not in ("memory", "sqlite"):
+        pytest.skip("the file and object checks here are for the memory and SQLite backends")
+    opened: list[Store] = []
+
+    def factory(redactor: Redactor | None = None, name: str = "r.db") -> Store:
+        path = None if backend_name == "memory" else tmp_path / name
+        s = Store(path, redactor=redactor)
+        opened.append(s)
+        return s
+
+    yield factory
+    for s in opened:
+        with contextlib.suppress(Exception):
+            s.close()
+
+
+def write_everywhere(store: Store, log: Path, text: str = TEXT) -> None:
+    """One write through every path that stores text."""
+    store.add_event("e1", content=text)
+    store.add_events(
+        [
+            {"id": "e2", "parent": "e1", "content": "second " + text},
+            {"id": "o1", "namespace": "other", "content": text},
+        ]
+    )
+    m = store.add_memory(text, sources=["e2"], key="profile")
+    store.add_memories([{"content": "batch " + text, "sources": ["e1"]}])
+    store.supersede(m.id, "new " + text, sources=["e2"])
+    store.create_branch("main", at="e2")
+    store.add_event("e3", branch="main", content=text)
+    store.remember("remembered " + text, branch="main", key="contact")
+    store.create_branch("side", at="e2")
+    store.remember("side " + text, branch="side", key="contact")
+    store.merge("side", "main", strategy="keep_both")
+    store.search(text, at="main", embedder="hashing", log=log)
+
+
+def strings_in(obj: Any, seen: set[int] | None = None) -> Iterator[str]:
+    """Every string reachable from ``obj`` (the memory backend's own state)."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return
+    seen.add(id(obj))
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, bytes):
+        yield obj.decode("utf-8", "replace")
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from strings_in(k, seen)
+            yield from strings_in(v, seen)
+    elif isinstance(obj, (list, tuple, set, frozenset)):
+        for v in obj:
+            yield from strings_in(v, seen)
+    elif dataclasses.is_dataclass(obj):
+        for f in dataclasses.fields(obj):
+            yield from strings_in(getattr(obj, f.name), seen)
+    elif hasattr(obj, "__dict__"):
+        for v in vars(obj).values():
+            yield from strings_in(v, seen)
+    elif hasattr(obj, "__slots__"):
+        for name in obj.__slots__:
+            yield from strings_in(getattr(obj, name, None), seen)
+
+
+def public_texts(store: Store) -> list[str]:
+    out = []
+    for ns, at in (("default", "main"), ("default", "side"), ("other", "o1")):
+        out += [e.content for e in store.path(at, namespace=ns)]
+        out += [m.content for m in store.memories(at=at, namespace=ns, include_archived=True)]
+    return out
+
+
+def assert_no_raw(texts: list[str]) -> None:
+    for raw in RAW:
+        assert not [t for t in texts if raw in t], raw
+
+
+def file_bytes(path: Path) -> bytes:
+    return b"".join(
+        p.read_bytes() for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")) if p.exists()
+    )
+
+
+@pytest.mark.parametrize("mode", ["mask", "drop", "vault"])
+def test_raw_personal_data_is_never_stored(
+    open_store: OpenStore, backend_name: str, tmp_path: Path, mode: str
+) -> None:
+    redactor = Redactor(mode, key=KEY if mode == "vault" else None)
+    store = open_store(redactor)
+    write_everywhere(store, tmp_path / "q.jsonl")
+    texts = public_texts(store)
+    assert len(texts) > 10
+    assert_no_raw(texts)
+    if mode == "mask":
+        assert MASKED in store.get_event("e1").content
+    if mode == "vault":
+        assert redactor.restore(store.get_event("e1").content) == TEXT
+    logged = (tmp_path / "q.jsonl").read_text(encoding="utf-8")
+    assert_no_raw([logged])
+    assert json.loads(logged)["query"] == redactor.redact(TEXT)
+    if backend_name == "memory":
+        assert_no_raw(list(strings_in(store._b)))
+        return
+    db = tmp_path / "r.db"
+    assert_no_raw([file_bytes(db).decode("utf-8", "replace")])  # while open (WAL)
+    store.close()
+    with contextlib.closing(sqlite3.connect(db)) as con:
+        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        cells = [str(v) for t in tables for row in con.execute(f'SELECT * FROM "{t}"') for v in row]
+    assert len(cells) > 50
+    assert_no_raw(cells)
+    data = file_bytes(db)
+    for raw in RAW:
+        assert raw.encode("utf-8") not in data, raw
+
+
+def test_the_checks_see_raw_data_when_no_redactor_is_set(
+    open_store: OpenStore, backend_name: str, tmp_path: Path
+) -> None:
+    """The same checks fail on a store without a redactor: they can see raw data."""
+    store = open_store()
+    write_everywhere(store, tmp_path / "q.jsonl")
+    with pytest.raises(AssertionError):
+        assert_no_raw(public_texts(store))
+    with pytest.raises(AssertionError):
+        assert_no_raw([(tmp_path / "q.jsonl").read_text(encoding="utf-8")])
+    if backend_name == "memory":
+        with pytest.raises(AssertionError):
+            assert_no_raw(list(strings_in(store._b)))
+    else:
+        store.close()
+        assert PHONE.encode() in file_bytes(tmp_path / "r.db")
+
+
+@pytest.mark.parametrize("mode", ["mask", "vault"])
+def test_re_adding_the_same_raw_text_is_a_no_op(open_store: OpenStore, mode: str) -> None:
+    store = open_store(Redactor(mode, key=KEY if mode == "vault" else None))
+    first = store.add_event("e1", content=TEXT)
+    again = store.add_event("e1", content=TEXT)
+    assert first == again
+    m = store.add_memory(TEXT, sources=["e1"], id="m1")
+    assert store.add_memory(TEXT, sources=["e1"], id="m1") == m
+    with pytest.raises(ConflictingEvent):
+        store.add_event("e1", content=TEXT + "!")
+
+
+def test_a_refused_batch_stores_nothing(open_store: OpenStore) -> None:
+    store = open_store(Redactor())
+    store.add_event("e1", content="hello")
+    with pytest.raises(ConflictingEvent):
+        store.add_events([{"id": "e2", "content": TEXT}, {"id": "e1", "content": "other"}])
+    assert [e.id for e in store.path("e1")] == ["e1"]
+    with pytest.raises(KeyError):
+        store.get_event("e2")
+
+
+def test_the_store_shows_its_redactor(open_store: OpenStore) -> None:
+    r = Redactor(lang="en")
+    assert open_store(r).redactor is r
+    assert open_store(name="plain.db").redactor is None
