@@ -16,18 +16,14 @@ psycopg is imported here only, and its errors become `StorageError` here.
 
 from __future__ import annotations
 
-import re
-import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
 from ..branch_types import AuditEntry, HeadMove, Snapshot
-from ..errors import StorageError
 from ..model import Memory
 from .base import BranchRow, DuplicateIds, EventRow, LifeRow, NewSegment, Pos, Ranges, RecordRow
-from .pg_schema import prepare
+from .pg_conn import PgConnection, columns, unnest
 from .sqlrows import (
     BRANCH_COLS,
     EVENT_COLS,
@@ -50,210 +46,25 @@ from .sqlrows import (
     snapshot_from_row,
 )
 
-Trace = Callable[[str, Mapping[str, Any]], None]
-"""Called with every statement and its parameters before it runs (for tests)."""
-
 _EVENT_TYPES = "text, text, text, text, text, float8, int8, int8"
 _REC_TYPES = (
     "int8, text, text, text, text, text, float8, text, text, float8, int8, int8, text, "
     "float8, float8, float8"
 )
-COPY_FROM = 500  # rows: larger batches go in by COPY
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}\Z")
 
 
-def is_postgres_url(path: str) -> bool:
-    return path.startswith(("postgresql://", "postgres://"))
-
-
-def _unnest(cols: str, types: str, alias: str = "u", *, ordinality: bool = False) -> str:
-    """``unnest(%(c0)s::t0[], ...) AS u(cols)``: one array parameter per column
-    (``WITH ORDINALITY``: the last of ``cols`` names the row number, from 1)."""
-    arrays = ", ".join(f"%(c{i})s::{t.strip()}[]" for i, t in enumerate(types.split(",")))
-    more = " WITH ORDINALITY" if ordinality else ""
-    return f"unnest({arrays}){more} AS {alias}({cols})"
-
-
-def _columns(rows: list[tuple[Any, ...]], width: int) -> dict[str, Any]:
-    """Rows to the ``c0..cN`` column arrays that `_unnest` reads."""
-    cols = list(zip(*rows, strict=True)) if rows else [() for _ in range(width)]
-    return {f"c{i}": list(c) for i, c in enumerate(cols)}
-
-
-def _public(url: str) -> str:
-    """The URL without its password, for messages."""
-    return re.sub(r"://([^:/@]*):[^@]*@", r"://\1:***@", url)
-
-
-class _Local(threading.local):
-    def __init__(self) -> None:
-        self.conn: Any = None
-        self.depth = 0
-        self.write = False
-        self.begun = False
-        self.locked: set[str] = set()
-
-
-class PostgresBackend:
-    """A connection pool on one PostgreSQL database (and schema).
+class PostgresBackend(PgConnection):
+    """A store in one PostgreSQL database (and schema): `PgConnection`'s pool
+    and transactions, and the statements of the `Backend` interface.
 
     ``schema`` names the schema to use (created if missing); without it the
     URL's ``search_path`` decides. ``trace`` sees every statement.
+
+    >>> from branchmem import Store
+    >>> Store("postgresql://app@db:5432/memory")  # doctest: +SKIP
     """
 
     shares_rows = False
-
-    def __init__(
-        self,
-        url: str,
-        *,
-        schema: str | None = None,
-        create: bool = True,
-        max_size: int = 8,
-        trace: Trace | None = None,
-    ) -> None:
-        import psycopg
-        import psycopg_pool
-
-        self.url = _public(url)
-        self._psycopg = psycopg
-        self._trace = trace
-        kwargs: dict[str, Any] = {"autocommit": True}
-        if schema is not None:
-            if not _IDENT.match(schema):
-                raise StorageError(
-                    f"schema name {schema!r} is not a plain identifier: use letters, "
-                    "digits and underscores, starting with a letter"
-                )
-            kwargs["options"] = f"-c search_path={schema}"
-        self._st = _Local()
-        self._seg_cache: dict[tuple[str, int], tuple[Pos, ...]] = {}
-        # One plain connection first: a bad URL or a refused connection fails
-        # here at once, and the schema is made or upgraded before the pool opens.
-        try:
-            with psycopg.connect(url, connect_timeout=10, **kwargs) as conn:
-                if schema is not None and create:
-                    conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
-                found = conn.execute("SELECT to_regclass('schema_version')").fetchone()
-                if not create and (found is None or found[0] is None):
-                    raise StorageError(
-                        f"no branchmem store at {self.url!r}: the database has no "
-                        "schema_version table; pass the URL of a store"
-                    )
-                prepare(conn, repr(self.url))
-            self._pool = psycopg_pool.ConnectionPool(
-                url, kwargs=kwargs, min_size=1, max_size=max_size, open=True
-            )
-        except psycopg.Error as exc:
-            raise StorageError(
-                f"cannot open PostgreSQL store at {self.url!r}: {exc}; check the URL and "
-                "that the server accepts connections"
-            ) from exc
-
-    # transactions -------------------------------------------------------------
-    @contextmanager
-    def _tx(self, write: bool) -> Iterator[None]:
-        st = self._st
-        if st.depth:
-            st.depth += 1
-            try:
-                yield
-            finally:
-                st.depth -= 1
-            return
-        errors = self._psycopg.Error
-        conn = self._pool.getconn()
-        try:
-            # BEGIN is sent with the first statement (see `_q`), so a transaction
-            # that issues none costs no round trip at all.
-            st.conn, st.depth, st.write, st.begun, st.locked = conn, 1, write, False, set()
-            try:
-                yield
-            except BaseException as exc:
-                st.conn, st.depth = None, 0
-                self._seg_cache.clear()
-                if st.begun and not conn.closed:
-                    conn.execute("ROLLBACK")
-                if isinstance(exc, errors):
-                    raise StorageError(f"PostgreSQL store {self.url!r}: {exc}") from exc
-                raise
-            st.conn, st.depth = None, 0
-            try:
-                if st.begun:
-                    conn.execute("COMMIT")
-            except errors as exc:
-                self._seg_cache.clear()
-                raise StorageError(f"PostgreSQL store {self.url!r}: commit failed: {exc}") from exc
-        finally:
-            st.conn, st.depth = None, 0
-            self._pool.putconn(conn)
-
-    def transaction(self) -> Any:
-        return self._tx(True)
-
-    def reading(self) -> Any:
-        return self._tx(False)
-
-    def close(self) -> None:
-        self._pool.close()
-
-    def _q(self, sql: str, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
-        """Run one statement on the namespace ``params['ns']``; its rows, if any."""
-        st = self._st
-        if self._trace is not None:
-            self._trace(sql, params)
-        try:
-            if st.conn is None:
-                with self._pool.connection() as conn:
-                    cur = conn.execute(sql, params)
-                    return cur.fetchall() if cur.description else []
-            conn = st.conn
-            first: list[tuple[str, Mapping[str, Any] | None]] = []
-            if not st.begun:
-                first.append(
-                    ("BEGIN" if st.write else "BEGIN ISOLATION LEVEL REPEATABLE READ", None)
-                )
-                st.begun = True
-            if st.write and params["ns"] not in st.locked:
-                # Serialises writers of this namespace until commit or rollback.
-                lock = "SELECT pg_advisory_xact_lock(hashtextextended(%(ns)s, 0))"
-                first.append((lock, {"ns": params["ns"]}))
-                st.locked.add(params["ns"])
-            if not first:
-                cur = conn.execute(sql, params)
-            else:  # all in one round trip
-                with conn.pipeline():
-                    for q, p in first:
-                        if self._trace is not None and p is not None:
-                            self._trace(q, p)
-                        conn.execute(q, p)
-                    cur = conn.execute(sql, params)
-            return cur.fetchall() if cur.description else []
-        except self._psycopg.Error as exc:
-            if st.conn is not None:
-                raise  # the transaction translates it after rolling back
-            raise StorageError(f"PostgreSQL store {self.url!r}: {exc}") from exc
-
-    def _copy(self, table: str, cols: str, ns: str, rows: list[tuple[Any, ...]]) -> bool:
-        """``COPY`` a large batch into ``table`` with ``ns`` on every row; False
-        (nothing done) for a small batch or outside a begun write transaction.
-
-        Arrays of many values cost psycopg far more to encode than ``COPY`` rows.
-        """
-        st = self._st
-        if len(rows) < COPY_FROM or st.conn is None or not st.begun or ns not in st.locked:
-            return False
-        sql = f"COPY {table} (ns, {cols}) FROM STDIN"
-        if self._trace is not None:
-            self._trace(sql, {"ns": ns})
-        with st.conn.cursor().copy(sql) as copy:
-            for r in rows:
-                copy.write_row((ns, *r))
-        return True
-
-    def _ids(self, sql: str, ns: str, ids: Iterable[str]) -> list[tuple[Any, ...]]:
-        want = list(ids)
-        return self._q(sql, {"ns": ns, "ids": want}) if want else []
 
     # events -------------------------------------------------------------------
     def get_events(self, ns: str, ids: Iterable[str]) -> dict[str, EventRow]:
@@ -272,17 +83,17 @@ class PostgresBackend:
         if not self._copy("events", EVENT_COLS, ns, values):
             self._q(
                 f"INSERT INTO events (ns, {EVENT_COLS}) SELECT %(ns)s, u.* FROM "
-                + _unnest(EVENT_COLS, _EVENT_TYPES),
-                {"ns": ns, **_columns(values, 8)},
+                + unnest(EVENT_COLS, _EVENT_TYPES),
+                {"ns": ns, **columns(values, 8)},
             )
 
     def set_event_positions(self, ns: str, positions: list[tuple[str, Pos]]) -> None:
         if positions:
             self._q(
                 "UPDATE events e SET seg = u.seg, seq = u.seq FROM "
-                + _unnest("id, seg, seq", "text, int8, int8")
+                + unnest("id, seg, seq", "text, int8, int8")
                 + " WHERE e.ns = %(ns)s AND e.id = u.id",
-                {"ns": ns, **_columns([(i, s, q) for i, (s, q) in positions], 3)},
+                {"ns": ns, **columns([(i, s, q) for i, (s, q) in positions], 3)},
             )
 
     def _pairs(
@@ -297,9 +108,9 @@ class PostgresBackend:
     def _add_pairs(self, table: str, ns: str, pairs: list[tuple[str, str]]) -> None:
         if pairs:
             self._q(
-                f"INSERT INTO {table} SELECT %(ns)s, u.* FROM {_unnest('a, b', 'text, text')} "
+                f"INSERT INTO {table} SELECT %(ns)s, u.* FROM {unnest('a, b', 'text, text')} "
                 "ON CONFLICT DO NOTHING",
-                {"ns": ns, **_columns(pairs, 2)},
+                {"ns": ns, **columns(pairs, 2)},
             )
 
     def _delete(self, table: str, col: str, ns: str, ids: list[str]) -> None:
@@ -341,10 +152,10 @@ class PostgresBackend:
         if new:
             self._q(
                 "INSERT INTO segments SELECT %(ns)s, u.* FROM "
-                + _unnest("seg, parents, tip", "int8, text, int8"),
+                + unnest("seg, parents, tip", "int8, text, int8"),
                 {
                     "ns": ns,
-                    **_columns(
+                    **columns(
                         [(s.seg, dump_positions(s.parents), tips.get(s.seg, 0)) for s in new], 3
                     ),
                 },
@@ -353,9 +164,9 @@ class PostgresBackend:
         if moved:
             self._q(
                 "UPDATE segments g SET tip = u.tip FROM "
-                + _unnest("seg, tip", "int8, int8")
+                + unnest("seg, tip", "int8, int8")
                 + " WHERE g.ns = %(ns)s AND g.seg = u.seg",
-                {"ns": ns, **_columns(moved, 2)},
+                {"ns": ns, **columns(moved, 2)},
             )
 
     # records ------------------------------------------------------------------
@@ -381,8 +192,8 @@ class PostgresBackend:
         if not self._copy("records", REC_COLS, ns, values):
             self._q(
                 f"INSERT INTO records (ns, {REC_COLS}) SELECT %(ns)s, u.* FROM "
-                + _unnest(REC_COLS, _REC_TYPES),
-                {"ns": ns, **_columns(values, 16)},
+                + unnest(REC_COLS, _REC_TYPES),
+                {"ns": ns, **columns(values, 16)},
             )
         return out
 
@@ -392,11 +203,11 @@ class PostgresBackend:
         if positions:
             self._q(
                 "UPDATE records c SET seg = u.seg, pos = u.pos, extra = u.extra FROM "
-                + _unnest("id, seg, pos, extra", "text, int8, int8, text")
+                + unnest("id, seg, pos, extra", "text, int8, int8, text")
                 + " WHERE c.ns = %(ns)s AND c.id = u.id",
                 {
                     "ns": ns,
-                    **_columns(
+                    **columns(
                         [
                             (i, p[0], p[1], dump_positions(ex) if ex else None)
                             for i, p, ex in positions
@@ -415,11 +226,11 @@ class PostgresBackend:
         spans = [(s, after.get(s, -1), u) for s, u in ranges.items()]
         cols = ", ".join("c." + c for c in REC_COLS.split(", "))
         sql = (
-            f"SELECT {cols} FROM {_unnest('seg, lo, upto', 'int8, int8, int8', 'r')} "
+            f"SELECT {cols} FROM {unnest('seg, lo, upto', 'int8, int8, int8', 'r')} "
             "JOIN records c ON c.ns = %(ns)s AND c.seg = r.seg AND c.pos > r.lo "
             "AND c.pos <= r.upto"
         )
-        rows = self._q(sql, {"ns": ns, **_columns(spans, 3)})
+        rows = self._q(sql, {"ns": ns, **columns(spans, 3)})
         return (record_from_row(ns, r) for r in rows)
 
     def retractions_of(self, ns: str, target_ids: Iterable[str]) -> list[RecordRow]:
@@ -485,8 +296,8 @@ class PostgresBackend:
                 f"(SELECT coalesce(max({counter}), 0) FROM {table} WHERE ns = %(ns)s) + u.i, "
                 + ", ".join("u." + c for c in cols.split(", "))
                 + " FROM "
-                + _unnest(cols + ", i", types, ordinality=True),
-                {"ns": ns, **_columns(rows, len(types.split(",")))},
+                + unnest(cols + ", i", types, ordinality=True),
+                {"ns": ns, **columns(rows, len(types.split(",")))},
             )
 
     def add_head_moves(self, ns: str, moves: list[HeadMove]) -> None:
@@ -534,13 +345,13 @@ class PostgresBackend:
         if rows:
             self._q(
                 f"INSERT INTO life (ns, {LIFE_COLS}) SELECT %(ns)s, u.* FROM "
-                + _unnest(LIFE_COLS, "text, float8, float8, int4, float8")
+                + unnest(LIFE_COLS, "text, float8, float8, int4, float8")
                 + " ON CONFLICT (ns, id) DO UPDATE SET archived_at = excluded.archived_at, "
                 "restored_at = excluded.restored_at, uses = excluded.uses, "
                 "last_used = excluded.last_used",
                 {
                     "ns": ns,
-                    **_columns(
+                    **columns(
                         [(i, r.archived_at, r.restored_at, r.uses, r.last_used)
                          for i, r in rows.items()],
                         5,
