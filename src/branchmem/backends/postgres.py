@@ -2,16 +2,17 @@
 
 Every statement filters by one namespace (the ``%(ns)s`` parameter), and
 every key leads with it, so a distributed PostgreSQL can shard by namespace
-(docs/scaling.md). Batches travel as one statement over ``unnest`` of arrays;
-the gate's read joins the anchor's ``(segment, lo, up_to)`` ranges, passed
+(docs/scaling.md). Batches travel as one statement over ``unnest`` of arrays
+(large ones by ``COPY``); the gate's read joins the anchor's ``(segment, lo, up_to)`` ranges, passed
 as three arrays, against ``records (ns, seg, pos)`` in one round trip.
 
 Writers: a write transaction takes a transaction-level advisory lock keyed
 by the namespace before its first statement on that namespace, so writes to
 one namespace are serial (segment assignment and branch compare-and-set see
 the latest committed state) while other namespaces proceed in parallel.
-Reads run in a ``REPEATABLE READ`` transaction: one consistent view.
-psycopg is imported here only, and its errors become `StorageError` here.
+Reads run in a ``REPEATABLE READ`` transaction: one consistent view. The
+connections, transactions and locks are `pg_conn`'s; this module holds the
+statements.
 """
 
 from __future__ import annotations
