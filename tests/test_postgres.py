@@ -150,3 +150,27 @@ def test_four_processes_write_one_branch_without_losing_a_write(schema: str) -> 
         assert {m.id for m in store.memories(at=f"{late[0]}-c2")} == {f"m-{late[0]}-c2"}
     finally:
         store.close()
+
+
+def test_batches_that_go_in_by_copy_with_a_stored_id_in_the_middle(schema: str) -> None:
+    """Batches over COPY_FROM rows: a re-added identical event is a no-op, a
+    clashing one refuses the whole batch, and nothing is half-written."""
+    from branchmem import ConflictingEvent, UnknownEvent
+    from branchmem.backends.pg_conn import COPY_FROM
+
+    n = COPY_FROM + 100
+    with _backend(schema) as store:
+        store.add_events([{"id": f"e{i}", "parent": f"e{i - 1}" if i else None} for i in range(n)])
+        again = [{"id": f"e{i}", "parent": f"e{i - 1}"} for i in range(n - 50, 2 * n)]
+        assert [e.id for e in store.add_events(again)] == [f"e{i}" for i in range(n - 50, 2 * n)]
+        assert [e.id for e in store.path(f"e{2 * n - 1}")] == [f"e{i}" for i in range(2 * n)]
+        clash = [{"id": f"f{i}", "parent": "e0"} for i in range(n)]
+        clash[n // 2] = {"id": "e10", "parent": "e0"}  # e10 exists with another parent
+        with pytest.raises(ConflictingEvent):
+            store.add_events(clash)
+        with pytest.raises(UnknownEvent):
+            store.get_event("f0")
+        mems = store.add_memories(
+            [{"content": f"fact {i}", "sources": [f"e{i}"]} for i in range(2 * n)]
+        )
+        assert [m.id for m in store.memories(at=f"e{2 * n - 1}")] == [m.id for m in mems]

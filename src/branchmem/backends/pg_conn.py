@@ -195,22 +195,31 @@ class PgConnection:
                 raise  # the transaction translates it after rolling back
             raise StorageError(f"PostgreSQL store {self.url!r}: {exc}") from exc
 
-    def _copy(self, table: str, cols: str, ns: str, rows: list[tuple[Any, ...]]) -> bool:
-        """``COPY`` a large batch into ``table`` with ``ns`` on every row; False
-        (nothing done) for a small batch or outside a begun write transaction.
+    def _copy(self, table: str, cols: str, ns: str, rows: list[tuple[Any, ...]]) -> str:
+        """``COPY`` a large batch into ``table`` with ``ns`` on every row.
 
+        Returns ``"done"``; ``"duplicate"`` if a key already existed (nothing of
+        the batch is left: it runs under a savepoint); ``"skipped"`` (nothing
+        done) for a small batch or outside a begun, locked write transaction.
         Arrays of many values cost psycopg far more to encode than ``COPY`` rows.
         """
         st = self._st
         if len(rows) < COPY_FROM or st.conn is None or not st.begun or ns not in st.locked:
-            return False
+            return "skipped"
         sql = f"COPY {table} (ns, {cols}) FROM STDIN"
         if self._trace is not None:
             self._trace(sql, {"ns": ns})
-        with st.conn.cursor().copy(sql) as copy:
-            for r in rows:
-                copy.write_row((ns, *r))
-        return True
+        conn = st.conn
+        conn.execute("SAVEPOINT batch")
+        try:
+            with conn.cursor().copy(sql) as copy:
+                for r in rows:
+                    copy.write_row((ns, *r))
+        except self._psycopg.errors.UniqueViolation:
+            conn.execute("ROLLBACK TO SAVEPOINT batch")
+            return "duplicate"
+        conn.execute("RELEASE SAVEPOINT batch")
+        return "done"
 
     def _ids(self, sql: str, ns: str, ids: Iterable[str]) -> list[tuple[Any, ...]]:
         want = list(ids)

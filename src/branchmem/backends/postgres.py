@@ -75,13 +75,15 @@ class PostgresBackend(PgConnection):
     def insert_events(self, ns: str, rows: list[EventRow]) -> None:
         if not rows:
             return
-        # Under the namespace lock no other writer can add one of these ids now.
-        ids = [r.event.id for r in rows]
-        sql = "SELECT id FROM events WHERE ns = %(ns)s AND id = ANY(%(ids)s) LIMIT 1"
-        if self._q(sql, {"ns": ns, "ids": ids}):
-            raise DuplicateIds(ns)
         values = [event_values(r) for r in rows]
-        if not self._copy("events", EVENT_COLS, ns, values):
+        done = self._copy("events", EVENT_COLS, ns, values)
+        if done == "duplicate":
+            raise DuplicateIds(ns)
+        if done == "skipped":
+            # Under the namespace lock no other writer can add one of these ids now.
+            sql = "SELECT id FROM events WHERE ns = %(ns)s AND id = ANY(%(ids)s) LIMIT 1"
+            if self._q(sql, {"ns": ns, "ids": [v[0] for v in values]}):
+                raise DuplicateIds(ns)
             self._q(
                 f"INSERT INTO events (ns, {EVENT_COLS}) SELECT %(ns)s, u.* FROM "
                 + unnest(EVENT_COLS, _EVENT_TYPES),
@@ -190,7 +192,7 @@ class PostgresBackend(PgConnection):
         first = 1 + (int(top[0][0]) if top and top[0][0] is not None else 0)
         out = [replace(r.memory, seq=first + i) for i, r in enumerate(rows)]
         values = [record_values(m, r) for m, r in zip(out, rows, strict=True)]
-        if not self._copy("records", REC_COLS, ns, values):
+        if self._copy("records", REC_COLS, ns, values) != "done":
             self._q(
                 f"INSERT INTO records (ns, {REC_COLS}) SELECT %(ns)s, u.* FROM "
                 + unnest(REC_COLS, _REC_TYPES),
