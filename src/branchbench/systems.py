@@ -6,6 +6,8 @@ they keep and how they gate it. `SYSTEMS` lists them in report order.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from .base import (
     MEMORY_HEADING,
     SUMMARY_HEADING,
@@ -16,10 +18,13 @@ from .base import (
     rank_facts,
     section,
 )
-from .extract import Derived
+from .extract import CLIP, Derived
 from .scenario import Question, ScenarioEvent
 
 __all__ = ["SYSTEMS", "TOP_K", "Settings", "System", "make_system"]
+
+EXTRACT_WINDOW = 8
+"""Events the branchmem systems' extraction reads (`Store.extract`'s default)."""
 
 
 class FullHistory(System):
@@ -131,23 +136,32 @@ class CurrentBranchRaw(System):
 
 
 class Branchmem(System):
-    """The current branch's raw messages plus the store's gated memories.
+    """The library's product path: `Store.extract` after every message, `Store.context`
+    at question time (the current branch's raw messages plus the gated memories).
 
-    Facts and summaries go into a `branchmem.Store` with their true sources.
-    A fact whose key an earlier fact already had is written as a correction:
-    ``supersede`` of the newest earlier one and ``retract`` of any older
-    ones, all sourced from the new message, so each correction only counts
-    where that message is on the path.
+    Every event goes into a `branchmem.Store` as it arrives; each connected
+    event is then extracted at itself (`slots.SlotExtractor` facts, whose
+    changes of mind are supersedes, and the library's `SummaryExtractor`
+    every `Settings.summary_every` messages on the path). Before a question
+    the messages not yet summarised on the anchor's path are summarised too.
+    The shared extractor's records are not used: the store derives its own.
     """
 
     name = "branchmem"
+    messages: ClassVar[bool] = True
 
     def __init__(self, settings: Settings | None = None) -> None:
         super().__init__(settings)
         from branchmem import Store  # imported here so the other systems run without it
+        from branchmem.extract import ChainExtractor, SummaryExtractor
 
+        from .slots import SlotExtractor
+
+        every = self.settings.summary_every
         self.store = Store()
-        self.by_key: dict[str, list[str]] = {}
+        self.chain = ChainExtractor(SlotExtractor(), SummaryExtractor(every=every, clip=CLIP))
+        self.tail = SummaryExtractor(every=every, clip=CLIP, partial=True)
+        self.waiting: list[str] = []
 
     def on_event(self, event: ScenarioEvent) -> None:
         parents = list(event.parents)
@@ -155,31 +169,28 @@ class Branchmem(System):
             None if not parents else parents[0] if len(parents) == 1 else parents
         )
         self.store.add_event(event.id, parent=parent, role=event.role, content=event.content)
-
-    def on_record(self, record: Derived) -> None:
-        sources = list(record.sources)
-        if record.kind == "summary":
-            self.store.add_memory(record.content, sources=sources, kind="episodic")
-            return
-        earlier = self.by_key.get(record.key, []) if record.key else []
-        if earlier:
-            new = self.store.supersede(earlier[-1], record.content, sources=sources, key=record.key)
-            for old in earlier[:-1]:
-                self.store.retract(old, sources=sources)
-        else:
-            new = self.store.add_memory(
-                record.content, sources=sources, kind="semantic", key=record.key
-            )
-        if record.key:
-            self.by_key.setdefault(record.key, []).append(new.id)
+        # Extract at each event once it is connected (a child may arrive before its parent).
+        self.waiting.append(event.id)
+        still = []
+        for eid in self.waiting:
+            if self.store.path(eid):
+                self.store.extract(at=eid, extractor=self.chain, window=EXTRACT_WINDOW)
+            else:
+                still.append(eid)
+        self.waiting = still
 
     def context(self, anchor: str, question: Question) -> str:
-        memories = [m.content for m in self.store.memories(at=anchor) if m.target is None]
-        path = [self.events[e.id] for e in self.store.path(anchor)]
-        return join_sections(
-            section(MEMORY_HEADING, memories, "- "),
-            self.raw_section(path),
-        )
+        self.store.extract(at=anchor, extractor=self.tail, window=EXTRACT_WINDOW)
+        window = self.settings.window if self.messages else 0
+        return self.store.context(at=anchor, window=window, k=None).text()
+
+
+class BranchmemMemoryOnly(Branchmem):
+    """`branchmem` without raw messages: only the gated memories, what a model
+    sees once the conversation is longer than its window."""
+
+    name = "branchmem_memory_only"
+    messages: ClassVar[bool] = False
 
 
 SYSTEMS: dict[str, type[System]] = {
@@ -192,9 +203,15 @@ SYSTEMS: dict[str, type[System]] = {
         BranchTags,
         CurrentBranchRaw,
         Branchmem,
+        BranchmemMemoryOnly,
     )
 }
 """Every system, in report order (no filtering first, the gated store last)."""
+
+# Two more, through a real LangGraph graph (when the langgraph extra is installed).
+from .systems_langgraph import langgraph_systems  # noqa: E402
+
+SYSTEMS.update(langgraph_systems())
 
 
 def make_system(name: str, settings: Settings | None = None) -> System:

@@ -5,6 +5,7 @@ events is the anchor or one of its ancestors. Start with `Store`.
 """
 
 from .branch_types import AuditEntry, Conflict, HeadMove, MergeResult, Snapshot
+from .context import Context
 from .errors import (
     BranchConflict,
     BranchExists,
@@ -14,6 +15,7 @@ from .errors import (
     ConflictingRecord,
     CycleError,
     EmbeddingError,
+    ExtractionError,
     InvalidInput,
     NameClash,
     NotAnAncestor,
@@ -53,11 +55,13 @@ __all__ = [
     "ConflictClosed",
     "ConflictingEvent",
     "ConflictingRecord",
+    "Context",
     "CycleError",
     "Embedder",
     "EmbeddingError",
     "Event",
     "Explanation",
+    "ExtractionError",
     "HashingEmbedder",
     "HeadMove",
     "Hit",

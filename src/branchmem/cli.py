@@ -15,7 +15,7 @@ from . import __version__
 from .errors import BranchmemError
 
 # Modules that add subcommands; each has register(subparsers).
-COMMAND_MODULES = ("branchmem.demo", "branchmem.cli_search")
+COMMAND_MODULES = ("branchmem.demo", "branchmem.cli_search", "branchmem.cli_extract")
 
 
 def build_parser() -> argparse.ArgumentParser:

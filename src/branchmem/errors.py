@@ -21,7 +21,8 @@
     │   └── UnknownAnchor                  `at=` names no event and no branch
     ├── BranchConflict (RuntimeError)      a branch head moved under a compare-and-set
     ├── StorageError                       the backend failed (driver error, locked file)
-    └── EmbeddingError                     an embedder failed (endpoint down, bad answer)
+    ├── EmbeddingError                     an embedder failed (endpoint down, bad answer)
+    └── ExtractionError                    an extractor failed (bad model reply, timeout)
 
 Every leaf also subclasses the natural built-in, so ``except KeyError`` keeps
 working for callers who do not know about branchmem. Errors carry the ids
@@ -242,3 +243,14 @@ class StorageError(BranchmemError):
 
 class EmbeddingError(BranchmemError):
     """An embedder failed (an endpoint down or answering badly, a wrong dimension)."""
+
+
+class ExtractionError(BranchmemError):
+    """An extractor failed: a model's reply that is not the promised JSON, an
+    endpoint that timed out or answered with an HTTP error, or an extractor
+    that returned something other than proposals. ``reply`` holds the first
+    200 characters of what came back (``""`` when nothing did)."""
+
+    def __init__(self, message: str, reply: str = "") -> None:
+        self.reply = reply[:200]
+        super().__init__(message + (f"; the reply began: {self.reply!r}" if self.reply else ""))

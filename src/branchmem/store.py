@@ -51,6 +51,8 @@ from .validate import (
 )
 
 if TYPE_CHECKING:
+    from .context import Context
+    from .extract.proposal import Extractor
     from .retrieval.hit import Hit
 
 _Item = TypeVar("_Item", Event, Memory)
@@ -703,10 +705,15 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
                 reason += f"; but reads {when} leave it out: {note}"
             return Explanation(memory_id, at, True, reason, sources, hidden_by_time=note)
 
-    def path(self, at: str | None, namespace: str = "default") -> list[Event]:
+    def path(
+        self, at: str | None, namespace: str = "default", *, last: int | None = None
+    ) -> list[Event]:
         """The anchor's ancestors and itself, root first (a topological order for merges).
 
         An anchor still waiting for a parent has no path yet (``[]``).
+        ``last=n`` returns only the path's last ``n`` events (below a merge, the
+        ``n`` nearest ancestors), reading about ``n`` events instead of the
+        whole path.
 
         >>> store = Store()
         >>> _ = store.add_events([{"id": "e1"}, {"id": "e2", "parent": "e1"}])
@@ -714,7 +721,9 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         ['e1', 'e2']
         """
         ns = check_namespace(namespace)
-        if at is None:
+        if last is not None and (not isinstance(last, int) or isinstance(last, bool) or last < 0):
+            raise InvalidInput(f"last must be a non-negative integer or None, got {last!r}")
+        if at is None or last == 0:
             return []
         with self._b.reading():
             anchor_id, pos = self._anchor(ns, at)
@@ -724,13 +733,14 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
             # connected event is connected, and (segment, seq) order is topological.
             found: dict[str, EventRow] = {}
             frontier = [anchor_id]
-            while frontier:
+            while frontier and (last is None or len(found) < last):
                 rows = self._b.get_events(ns, frontier)
                 found.update(rows)
                 frontier = list(
                     {p for r in rows.values() for p in r.event.parents if p not in found}
                 )
-        return [r.event for r in sorted(found.values(), key=_POS)]
+        events = [r.event for r in sorted(found.values(), key=_POS)]
+        return events if last is None else events[-last:]
 
     def get_event(self, event_id: str, namespace: str = "default") -> Event:
         """The stored event, or `UnknownEvent`."""
@@ -774,6 +784,69 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         from .retrieval.search import search
 
         return search(self, query, at=at, k=k, namespace=namespace, **options)
+
+    # ------------------------------------------------------- extraction, context
+    def extract(
+        self,
+        at: str,
+        *,
+        extractor: Extractor | None = None,
+        window: int = 8,
+        namespace: str = "default",
+    ) -> list[Memory]:
+        """Run ``extractor`` (default: the offline `branchmem.extract.RuleExtractor`)
+        on the last ``window`` events of the path to ``at`` and the memories
+        visible there, and write its proposals as gated records: new facts,
+        supersedes and retractions, each sourced from the messages it came from.
+        Proposals citing events off the path, or targeting memories not visible
+        at ``at``, are dropped (fail closed). Idempotent: ids come from the
+        proposals, so a second run at the same anchor writes nothing. Returns
+        the records written (`branchmem.extract.extract` also reports drops).
+
+        >>> store = Store()
+        >>> _ = store.add_event("e1", content="我在腾讯做产品经理。")
+        >>> [m.key for m in store.extract(at="e1")]
+        ['user.employer', 'user.job']
+        >>> store.extract(at="e1")
+        []
+        """
+        from .extract.writer import extract
+
+        done = extract(self, at, extractor=extractor, window=window, namespace=namespace)
+        return list(done.written)
+
+    def context(
+        self,
+        at: str | Sequence[str] | None,
+        *,
+        query: str | None = None,
+        window: int | None = 8,
+        k: int | None = 10,
+        namespace: str = "default",
+        **search_options: Any,
+    ) -> Context:
+        """What a model sees at ``at``: the last ``window`` messages on the path
+        (root first; ``None`` for the whole path, 0 for none) and up to ``k``
+        visible memories (``None`` for all), ranked by `search` for ``query``
+        or by importance and recency without one. ``at`` may be a scope chain;
+        the messages then come from its first anchor. ``search_options`` go to
+        `search` (``embedder``, ``mode``, ...).
+
+        >>> store = Store()
+        >>> _ = store.add_event("e1", content="我在阿里巴巴上班。")
+        >>> _ = store.extract(at="e1")
+        >>> print(store.context(at="e1").text())
+        相关记忆：
+        - 用户在阿里巴巴工作
+        <BLANKLINE>
+        对话记录：
+        用户：我在阿里巴巴上班。
+        """
+        from .context import build_context
+
+        return build_context(
+            self, at, query=query, window=window, k=k, namespace=namespace, **search_options
+        )
 
 
 def _new_id() -> str:

@@ -21,6 +21,7 @@ from branchbench.llm import (
     config_from,
 )
 from branchbench.report import load_run, summarize
+from branchbench.systems import SYSTEMS
 
 
 class FakeModel:
@@ -103,7 +104,7 @@ def test_answer_run_and_report_recompute(
         ]
     )
     assert code == 0
-    n_contexts = 5 * 7
+    n_contexts = 5 * len(SYSTEMS)
     assert len(model.requests) == 2 * n_contexts
     first = model.requests[0]
     assert first["path"] == "/v1/chat/completions"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib.util import find_spec
 from typing import Any
 
 import pytest
@@ -44,6 +45,8 @@ def test_registry_order_and_unknown_name() -> None:
         "branch_tags",
         "current_branch_raw",
         "branchmem",
+        "branchmem_memory_only",
+        *(["langgraph_store", "branchmem_langgraph"] if find_spec("langgraph") else []),
     ]
     with pytest.raises(ValueError, match="choose from"):
         make_system("nope")
@@ -191,3 +194,58 @@ def test_no_window_and_zero_window(to_scenario: ToScenario, edit: dict[str, Any]
         "用户：我下个月搬去杭州。",
         "助手：杭州不错。",
     ]
+
+
+def test_branchmem_systems_use_the_store_extract_and_context(
+    to_scenario: ToScenario, budget: dict[str, Any]
+) -> None:
+    from branchbench.systems import Branchmem
+
+    sc = to_scenario(budget)
+    system = make_system("branchmem", Settings(window=2))
+    assert isinstance(system, Branchmem)
+    for e in sc.events:
+        system.receive(e)
+    system.finish()
+    ctx = system.context(sc.anchor, sc.questions[0])
+    assert ctx == system.store.context(at=sc.anchor, window=2, k=None).text()
+    # every record came through Store.extract: ids derived from the proposals
+    assert all(m.id.startswith("x_") for m in system.store.memories(at=sc.anchor))
+    only = make_system("branchmem_memory_only", Settings(window=2))
+    for e in sc.events:
+        only.receive(e)
+    text = only.context(sc.anchor, sc.questions[0])
+    assert text.startswith("相关记忆：") and "对话记录：" not in text
+    q = sc.questions[0]
+    got = score(text, q)
+    assert got.correct and not got.stale and not got.leak
+
+
+def test_slot_changes_need_words_of_change() -> None:
+    from branchbench.slots import slot
+
+    assert slot("先按十八桌算") == ("qty.桌", "十八桌")
+    assert slot("改成二十五桌吧") == ("qty.桌", "二十五桌")
+    assert slot("我想买台笔记本") == (None, "我想买台笔记本")
+    from branchbench.slots import SlotExtractor
+    from branchmem import Store
+
+    store = Store()
+    store.add_events(
+        [
+            {"id": "e1", "content": "现在年包四十二万。"},
+            {"id": "e2", "parent": "e1", "content": "新offer年包五十万。"},
+            {"id": "e3", "parent": "e2", "content": "我们先按十八桌算。"},
+            {"id": "e4", "parent": "e3", "content": "还是改成二十五桌吧。"},
+        ]
+    )
+    for at in ("e1", "e2", "e3", "e4"):
+        store.extract(at=at, extractor=SlotExtractor())
+    got = {m.content for m in store.memories(at="e4")}
+    # no words of change: both salaries stay; "改成": the new count replaces the old
+    assert got == {
+        "用户说：现在年包四十二万",
+        "用户说：新offer年包五十万",
+        "用户说：还是改成二十五桌吧",
+    }
+    assert "用户说：我们先按十八桌算" in [m.content for m in store.memories(at="e3")]

@@ -1,0 +1,216 @@
+"""`LLMExtractor`: proposals from any OpenAI-compatible ``/chat/completions`` endpoint.
+
+Standard library only (urllib). The prompt lists the window's events with
+their ids and the visible memories with their ids; the reply's content must
+be JSON::
+
+    {"memories": [{"op": "add" | "update" | "delete", "content": str,
+                   "key": str | null, "target": str | null, "sources": [event ids]}]}
+
+The reply is checked strictly (shape and types); ids are checked by the
+writer against the gate. A malformed reply is asked for once more, then
+`ExtractionError` carries its first 200 characters. Timeouts and HTTP errors
+are `ExtractionError` too, and nothing is written.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import urllib.error
+import urllib.request
+from typing import Any
+
+from ..errors import ExtractionError, InvalidInput
+from ..model import Event, Memory
+from .proposal import ADD, OPS, Proposal
+from .rules import language
+
+INSTRUCTIONS = {
+    "en": (
+        "You maintain long-term memory about the user. From the conversation "
+        "events below, propose memory changes: durable facts the user states about "
+        "themselves (add), changes to a known memory (update, with target = its id), "
+        "and memories the user says are no longer true (delete, with target = its id). "
+        "Cite as sources only event ids listed below. Propose nothing already known. "
+        'Reply with JSON only: {"memories": [{"op": "add"|"update"|"delete", '
+        '"content": str, "key": str|null, "target": str|null, "sources": [event ids]}]}'
+    ),
+    "zh": (
+        "你负责维护关于用户的长期记忆。根据下面的对话事件，提出记忆的变更：用户陈述的关于自己的"
+        "持久事实（add），对已有记忆的修改（update，target 为其 id），以及用户说已不再成立的记忆"
+        "（delete，target 为其 id）。sources 只能引用下面列出的事件 id。已知的不要重复。"
+        '只回复 JSON：{"memories": [{"op": "add"|"update"|"delete", "content": 字符串, '
+        '"key": 字符串或null, "target": 字符串或null, "sources": [事件id]}]}'
+    ),
+}
+
+
+RETRY = 'That was not valid JSON of the required shape. Reply with JSON only: {"memories": [...]}'
+
+
+class LLMExtractor:
+    """Proposals from a chat model; ``language`` is ``"auto"``, ``"zh"`` or ``"en"``
+    (the prompt's language; ``auto`` follows the window's content).
+
+    >>> ex = LLMExtractor(base_url="http://localhost:11434/v1", model="qwen2.5:7b")
+    >>> ex.url
+    'http://localhost:11434/v1/chat/completions'
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        timeout: float = 30,
+        language: str = "auto",
+        *,
+        roles: tuple[str, ...] = ("user",),
+    ) -> None:
+        if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
+            raise InvalidInput(f"base_url must be an http(s) URL, got {base_url!r}")
+        if not isinstance(model, str) or not model:
+            raise InvalidInput("model must name the model to call, e.g. 'qwen2.5:7b'")
+        if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
+            raise InvalidInput(f"timeout must be a positive number of seconds, got {timeout!r}")
+        if language not in ("auto", "zh", "en"):
+            raise InvalidInput(f"language must be 'auto', 'zh' or 'en', got {language!r}")
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.model = model
+        self.api_key = api_key
+        self.timeout = float(timeout)
+        self.language = language
+        self.roles = roles
+
+    def messages(self, window: list[Event], visible: list[Memory]) -> list[dict[str, str]]:
+        """The chat messages sent for this window (for inspection and tests)."""
+        lang = self.language
+        if lang == "auto":
+            lang = language("".join(e.content for e in window))
+        lines = ["Events (id | role | content):"]
+        lines += [f"{e.id} | {e.role} | {e.content}" for e in window]
+        lines.append("Known memories (id | key | content):")
+        lines += [f"{m.id} | {m.key or '-'} | {m.content}" for m in visible] or ["(none)"]
+        lines.append(f"Extract from messages whose role is one of: {', '.join(self.roles)}.")
+        return [
+            {"role": "system", "content": INSTRUCTIONS[lang]},
+            {"role": "user", "content": "\n".join(lines)},
+        ]
+
+    def propose(self, window: list[Event], visible: list[Memory]) -> list[Proposal]:
+        if not any(e.role in self.roles for e in window):
+            return []
+        msgs = self.messages(window, visible)
+        reply = self._call(msgs)
+        try:
+            return parse_reply(reply)
+        except ExtractionError:
+            retry = [
+                *msgs,
+                {"role": "assistant", "content": reply},
+                {"role": "user", "content": RETRY},
+            ]
+            second = self._call(retry)
+            try:
+                return parse_reply(second)
+            except ExtractionError as exc:
+                raise ExtractionError(
+                    f"the model at {self.url} replied twice without the JSON asked for "
+                    f"({exc.args[0].split('; the reply began')[0]}); check that the model "
+                    "follows JSON instructions, or use RuleExtractor",
+                    second,
+                ) from None
+
+    def _call(self, messages: list[dict[str, str]]) -> str:
+        body = json.dumps(
+            {"model": self.model, "messages": messages, "temperature": 0}, ensure_ascii=False
+        ).encode("utf-8")
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        req = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                raw = resp.read().decode("utf-8", "replace")
+        except urllib.error.HTTPError as exc:
+            text = exc.read().decode("utf-8", "replace") if exc.fp is not None else ""
+            raise ExtractionError(
+                f"the model endpoint {self.url} answered HTTP {exc.code}; check the URL, "
+                "the model name and the API key",
+                text,
+            ) from None
+        except TimeoutError as exc:
+            raise ExtractionError(
+                f"the model endpoint {self.url} did not answer within {self.timeout:g}s; "
+                "raise timeout= or check that the server is up"
+            ) from exc
+        except urllib.error.URLError as exc:
+            if isinstance(exc.reason, (TimeoutError, socket.timeout)):
+                raise ExtractionError(
+                    f"the model endpoint {self.url} did not answer within {self.timeout:g}s; "
+                    "raise timeout= or check that the server is up"
+                ) from exc
+            raise ExtractionError(
+                f"could not reach the model endpoint {self.url}: {exc.reason}"
+            ) from exc
+        try:
+            content = json.loads(raw)["choices"][0]["message"]["content"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise ExtractionError(
+                f"the endpoint {self.url} did not answer in the chat completions shape "
+                "(choices[0].message.content)",
+                raw,
+            ) from None
+        if not isinstance(content, str):
+            raise ExtractionError("the model's message content is not text", str(content))
+        return content
+
+
+def parse_reply(text: str) -> list[Proposal]:
+    """The proposals in a model's reply, or `ExtractionError` if its shape is wrong.
+
+    A reply wrapped in a Markdown code fence is accepted.
+
+    >>> parse_reply('{"memories": [{"op": "add", "content": "x", "sources": ["e1"]}]}')[0].op
+    'add'
+    """
+    body = text.strip()
+    if body.startswith("```"):
+        body = body.strip("`")
+        body = body[body.find("\n") + 1 :] if "\n" in body else body
+    try:
+        data = json.loads(body)
+    except ValueError:
+        raise ExtractionError("the reply is not JSON", text) from None
+    items = data.get("memories") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        raise ExtractionError('the reply has no "memories" list', text)
+    return [_proposal(item, text) for item in items]
+
+
+def _proposal(item: Any, text: str) -> Proposal:
+    if not isinstance(item, dict):
+        raise ExtractionError('an item of "memories" is not an object', text)
+    op = item.get("op")
+    if op not in OPS:
+        raise ExtractionError(f"op {op!r} is not one of {', '.join(OPS)}", text)
+    content, key, target = item.get("content", ""), item.get("key"), item.get("target")
+    sources = item.get("sources")
+    if not isinstance(content, str):
+        raise ExtractionError("content must be a string", text)
+    if key is not None and not isinstance(key, str):
+        raise ExtractionError("key must be a string or null", text)
+    if target is not None and not isinstance(target, str):
+        raise ExtractionError("target must be a string or null", text)
+    if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources):
+        raise ExtractionError("sources must be a list of event ids", text)
+    meta = {"extractor": "llm"}
+    return Proposal(
+        op,
+        content,
+        tuple(sources),
+        key=key or None,
+        target=None if op == ADD else target,
+        meta=meta,
+    )

@@ -1,0 +1,230 @@
+"""The writer: proposals in, gated records out, failing closed.
+
+Every proposal is checked before anything is written: its sources must be
+events of the window read on the path to the anchor (or sources of a memory
+visible there, which the gate already put on the path), its target a memory visible there (or an
+``add`` earlier in the same batch), its fields valid. A proposal that fails
+is dropped and reported in `Extraction.dropped`, never written. Record ids
+come from the proposal (`proposal_id`), so running the same extraction again
+finds every record already there and writes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ExtractionError, InvalidInput, UnknownMemory
+from ..model import KINDS, Memory
+from ..validate import check_id, check_importance, check_meta, check_namespace
+from .proposal import (
+    ADD,
+    DELETE,
+    OPS,
+    UPDATE,
+    Dropped,
+    Extractor,
+    Proposal,
+    checked_proposals,
+    proposal_id,
+    updated_meta,
+)
+from .summary import revise_summaries
+
+if TYPE_CHECKING:
+    from ..store import Store
+
+log = logging.getLogger("branchmem.extract")
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """What one `extract` call did: records written, proposals dropped (and
+    why), and how many proposals were already written by an earlier call."""
+
+    at: str
+    written: tuple[Memory, ...]
+    dropped: tuple[Dropped, ...]
+    already: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "at": self.at,
+            "written": [m.to_dict() for m in self.written],
+            "dropped": [d.to_dict() for d in self.dropped],
+            "already": self.already,
+        }
+
+
+def extract(
+    store: Store,
+    at: str,
+    *,
+    extractor: Extractor | None = None,
+    window: int = 8,
+    namespace: str = "default",
+) -> Extraction:
+    """Run ``extractor`` (default: `RuleExtractor`) on the last ``window``
+    events of the path to ``at`` and the memories visible there, and write
+    what it proposes as gated records.
+
+    >>> from branchmem import Store
+    >>> store = Store()
+    >>> _ = store.add_event("e1", content="I'm allergic to peanuts.")
+    >>> [m.content for m in extract(store, "e1").written]
+    ['User is allergic to peanuts']
+    >>> extract(store, "e1").written
+    ()
+    """
+    if not isinstance(window, int) or isinstance(window, bool) or window < 1:
+        raise InvalidInput(f"window must be a positive integer (events to read), got {window!r}")
+    if not isinstance(at, str) or not at:
+        raise InvalidInput(f"`at` must be an event id or a branch name, got {at!r}")
+    ns = check_namespace(namespace)
+    if extractor is None:
+        from .rules import RuleExtractor
+
+        extractor = RuleExtractor()
+    elif not callable(getattr(extractor, "propose", None)):
+        raise InvalidInput(
+            f"extractor must have propose(window, visible), got {type(extractor).__name__}"
+        )
+    events = store.path(at, namespace=ns, last=window)  # UnknownAnchor for an unknown anchor
+    if not events:
+        return Extraction(at, (), (), 0)
+    visible = [
+        m for m in store.memories(at=at, namespace=ns) if m.target is None and m.kind in KINDS
+    ]
+    proposals = checked_proposals(extractor.propose(events, visible), extractor)
+    proposals += revise_summaries(visible, proposals)
+    # On the path: the window, and the sources of what is visible (the gate put them there).
+    on_path = {e.id for e in events} | {s for m in visible for s in m.sources}
+    good, dropped = _check(proposals, on_path, {m.id: m for m in visible})
+    for d in dropped:
+        log.warning("extract at %r dropped a proposal: %s", at, d.reason)
+    written, already = _write(store, ns, good)
+    return Extraction(at, tuple(written), tuple(dropped), already)
+
+
+def _check(
+    proposals: list[Proposal], on_path: set[str], visible: dict[str, Memory]
+) -> tuple[list[tuple[Proposal, Memory | None]], list[Dropped]]:
+    """Split into (proposal, its target) pairs to write and dropped ones."""
+    good: list[tuple[Proposal, Memory | None]] = []
+    dropped: list[Dropped] = []
+    live = dict(visible)  # what a later proposal may target
+    seen: set[str] = set()
+    for p in proposals:
+        why = _problem(p, on_path)
+        target = live.get(p.target) if p.target is not None else None
+        if why is None and p.op != ADD and target is None:
+            why = (
+                f"target {p.target!r} is not a memory visible at the anchor (or it was "
+                "already changed in this extraction)"
+            )
+        if why is not None:
+            dropped.append(Dropped(p, why))
+            continue
+        rid = proposal_id(p)
+        if rid in seen:
+            continue
+        seen.add(rid)
+        if target is not None:
+            del live[target.id]
+        if p.op == UPDATE and target is not None:
+            p = replace(p, meta=updated_meta(target, p))
+        if p.op != DELETE:
+            live[rid] = _as_memory(rid, p, target)
+        good.append((p, target))
+    return good, dropped
+
+
+def _problem(p: Proposal, on_path: set[str]) -> str | None:
+    if p.op not in OPS:
+        return f"op {p.op!r} is not one of {', '.join(OPS)}"
+    if not p.sources or not all(isinstance(s, str) for s in p.sources):
+        return "a proposal must name its source events (sources=[event ids])"
+    off = [s for s in p.sources if s not in on_path]
+    if off:
+        return (
+            f"source(s) {off!r} are not events read on the path to the anchor (the "
+            "window) nor sources of a memory visible there"
+        )
+    if p.op == ADD and p.target is not None:
+        return "an add has no target; use op='update' to change a memory"
+    if p.op != ADD and not isinstance(p.target, str):
+        return f"an {p.op} needs target=<id of a visible memory>"
+    if p.op == DELETE:
+        return None
+    if not isinstance(p.content, str) or not p.content.strip():
+        return "content must be non-empty text"
+    if p.kind is not None and p.kind not in KINDS:
+        return f"kind {p.kind!r} is not one of {', '.join(KINDS)}"
+    try:
+        if p.key is not None:
+            check_id(p.key, "key")
+        if p.importance is not None:
+            check_importance(p.importance)
+        check_meta(p.meta)
+    except InvalidInput as exc:
+        return str(exc)
+    return None
+
+
+def _as_memory(rid: str, p: Proposal, old: Memory | None) -> Memory:
+    return Memory(
+        rid,
+        p.content,
+        p.sources,
+        kind=p.kind or (old.kind if old else "semantic"),
+        key=p.key if p.key is not None or old is None else old.key,
+        meta=p.meta,
+    )
+
+
+def _write(
+    store: Store, ns: str, good: list[tuple[Proposal, Memory | None]]
+) -> tuple[list[Memory], int]:
+    written: list[Memory] = []
+    already = 0
+    for p, target in good:
+        rid = proposal_id(p)
+        try:
+            store.get_memory(rid, namespace=ns)
+            already += 1
+            continue
+        except UnknownMemory:
+            pass
+        if p.op == ADD:
+            fields: dict[str, Any] = {"kind": p.kind or "semantic", "key": p.key, "meta": p.meta}
+            if p.importance is not None:
+                fields["importance"] = p.importance
+            written.append(
+                store.add_memory(p.content, sources=list(p.sources), namespace=ns, id=rid, **fields)
+            )
+        elif p.op == UPDATE:
+            assert target is not None
+            extra: dict[str, Any] = {
+                k: v
+                for k, v in (("kind", p.kind), ("key", p.key), ("importance", p.importance))
+                if v is not None
+            }
+            written.append(
+                store.supersede(
+                    target.id,
+                    p.content,
+                    sources=list(p.sources),
+                    namespace=ns,
+                    id=rid,
+                    meta=p.meta,
+                    **extra,
+                )
+            )
+        else:
+            assert target is not None
+            written.append(store.retract(target.id, sources=list(p.sources), namespace=ns, id=rid))
+    return written, already
+
+
+__all__ = ["Extraction", "ExtractionError", "extract"]

@@ -1,0 +1,1 @@
+"""Integrations of branchmem with agent frameworks (each an optional extra)."""

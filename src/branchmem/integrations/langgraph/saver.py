@@ -1,0 +1,505 @@
+"""`BranchmemSaver`: a LangGraph checkpointer whose checkpoints are branchmem events.
+
+Each checkpoint is an event in the store's namespace whose parent is its parent
+checkpoint, so a thread's checkpoints form the same tree LangGraph's time
+travel makes (``update_state`` on an old checkpoint, ``invoke(None, config)``).
+When a step of the root graph ran tasks that wrote to a `BranchmemStore`, the
+step's checkpoint descends from those tasks' events instead (which descend from
+the parent checkpoint): that is how what a step wrote becomes visible in every
+later checkpoint of its branch, and in none forked from before it.
+
+Checkpoint data, metadata and pending writes are serialized with the saver's
+``serde`` and kept as records in a bookkeeping namespace per thread.
+"""
+
+from __future__ import annotations
+
+import base64
+import builtins
+import hashlib
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    get_checkpoint_id,
+    get_checkpoint_metadata,
+    writes_sort_key,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from ...errors import InvalidInput, UnknownBranch
+from ...model import Memory
+from ...store import Store
+from . import _keys as k
+
+_CP = "checkpoint"
+_WRITE = "write"
+_TASK = "task"
+
+
+class BranchmemSaver(BaseCheckpointSaver[str]):
+    """A LangGraph checkpointer on a branchmem `Store` (sync and async).
+
+    ``namespace`` is the branchmem namespace the checkpoint events go in (default
+    ``"default"``); a `BranchmemStore` gated by these checkpoints must use the
+    same one.
+
+    >>> from branchmem import Store
+    >>> saver = BranchmemSaver(Store())
+    >>> saver.get_tuple({"configurable": {"thread_id": "t1"}}) is None
+    True
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        namespace: str | None = None,
+        *,
+        serde: SerializerProtocol | None = None,
+    ) -> None:
+        if not isinstance(store, Store):
+            raise InvalidInput(
+                f"BranchmemSaver needs a branchmem Store, got {type(store).__name__}; "
+                "pass Store('agent.db') or Store()"
+            )
+        super().__init__(serde=serde)
+        self.store = store
+        self.namespace = namespace if namespace is not None else "default"
+        self._known_threads: set[str] = set()
+
+    # ------------------------------------------------------------ serialization
+    def _dump(self, value: Any) -> builtins.list[str]:
+        kind, data = self.serde.dumps_typed(value)
+        return [kind, base64.b64encode(data).decode("ascii")]
+
+    def _load(self, pair: builtins.list[str]) -> Any:
+        return self.serde.loads_typed((pair[0], base64.b64decode(pair[1])))
+
+    # ------------------------------------------------------------------ writes
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Store ``checkpoint`` as an event under its parent (``config``'s checkpoint)."""
+        thread, cp_ns = _thread_and_ns(config)
+        cid = checkpoint["id"]
+        parent = get_checkpoint_id(config)
+        meta = get_checkpoint_metadata(config, metadata)
+        s, ns, tns = self.store, self.namespace, k.thread_namespace(self.namespace, thread)
+        root = k.checkpoint_root(cp_ns, cid)
+        lineage: builtins.list[str] = []
+        if parent is not None:
+            lineage = [k.checkpoint_event(thread, cp_ns, parent)]
+            if cp_ns == "" and meta.get("source") == "loop":
+                # The step ran from `parent`; the tasks that wrote to the store
+                # sit between it and this checkpoint.
+                tasks = [
+                    k.task_event(thread, parent, m.meta["task_id"])
+                    for m in self._records(tns, k.checkpoint_root(cp_ns, parent))
+                    if m.meta and m.meta.get("type") == _TASK
+                ]
+                lineage = sorted(tasks) or lineage
+        old = [m for m in self._records(tns, root) if m.meta and m.meta.get("type") == _CP]
+        data = {
+            "type": _CP,
+            "checkpoint": self._dump(checkpoint),
+            "metadata": self._dump(meta),
+            "parent": parent,
+        }
+        # One transaction for the events and one for the records (a commit is
+        # most of a small write's cost on SQLite).
+        self._register(thread)
+        s.add_events(
+            [
+                {"id": root, "role": "note", "namespace": tns},
+                {
+                    "id": k.checkpoint_event(thread, cp_ns, cid),
+                    "parent": lineage or None,
+                    "role": "note",
+                    "namespace": ns,
+                    "meta": {"thread_id": thread, "checkpoint_ns": cp_ns, "checkpoint_id": cid},
+                },
+            ]
+        )
+        listing = {
+            "content": "",
+            "sources": [k.THREAD_ROOT],
+            "kind": "working",
+            "namespace": tns,
+            "id": k.listing_record(cp_ns, cid),
+            "meta": {"checkpoint_ns": cp_ns, "checkpoint_id": cid},
+        }
+        if old:  # putting the same checkpoint id again replaces its data
+            s.supersede(old[-1].id, "", sources=[root], namespace=tns, meta=data)
+            s.add_memories([listing])
+        else:
+            s.add_memories(
+                [{"content": "", "sources": [root], "kind": "working", "namespace": tns,
+                  "meta": data}, listing]
+            )  # fmt: skip
+        latest = self._latest(tns, cp_ns)
+        if latest is None or cid >= latest:
+            s.set_branch(k.latest_branch(cp_ns), root, namespace=tns)
+        return _config(thread, cp_ns, cid)
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Store a task's pending writes on ``config``'s checkpoint. A regular write
+        already stored for the same task and index is kept; special ones
+        (errors, interrupts, resumes) replace the stored one."""
+        thread, cp_ns = _thread_and_ns(config)
+        cid = get_checkpoint_id(config)
+        if cid is None:
+            raise InvalidInput("put_writes needs a config with a checkpoint_id")
+        tns = k.thread_namespace(self.namespace, thread)
+        root = k.checkpoint_root(cp_ns, cid)
+        records = self._records(tns, root)
+        if not records:  # writes on a checkpoint not stored (yet): give them a root
+            self.store.add_event(root, role="note", namespace=tns)
+        stored = {
+            (m.meta["task_id"], m.meta["idx"]): m
+            for m in records
+            if m.meta and m.meta.get("type") == _WRITE
+        }
+        # The call's writes by (task, index), like the stored ones: a regular
+        # write keeps the first value, a special one the last.
+        wanted: dict[tuple[str, int], dict[str, Any]] = {}
+        for idx, (channel, value) in enumerate(writes):
+            widx = WRITES_IDX_MAP.get(channel, idx)
+            key = (task_id, widx)
+            if widx >= 0 and (key in stored or key in wanted):
+                continue
+            wanted[key] = {
+                "type": _WRITE,
+                "task_id": task_id,
+                "idx": widx,
+                "channel": channel,
+                "task_path": task_path,
+                "value": self._dump(value),
+            }
+        new = []
+        for key, data in wanted.items():
+            old = stored.get(key)
+            if old is None:
+                new.append({"content": "", "sources": [root], "kind": "working",
+                            "namespace": tns, "meta": data})  # fmt: skip
+            else:
+                self.store.supersede(old.id, "", sources=[root], namespace=tns, meta=data)
+        if new:
+            self.store.add_memories(new)
+
+    def link_task(self, config: RunnableConfig) -> str:
+        """The event a root-graph task's store writes are sourced from, created on
+        first use (its parent is the checkpoint the task runs on). Called by
+        `BranchmemStore`; ``config`` is the task's."""
+        thread, cid, task_id = task_of(config)
+        tns = k.thread_namespace(self.namespace, thread)
+        return link_task(self.store, self.namespace, tns, thread, cid, task_id)
+
+    # ------------------------------------------------------------------- reads
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """The checkpoint ``config`` names, or the thread's newest one in its
+        checkpoint namespace; ``None`` if there is none."""
+        thread, cp_ns = _thread_and_ns(config)
+        tns = k.thread_namespace(self.namespace, thread)
+        cid = get_checkpoint_id(config) or self._latest(tns, cp_ns)
+        if cid is None:
+            return None
+        return self._tuple(thread, tns, cp_ns, cid)
+
+    def _tuple(self, thread: str, tns: str, cp_ns: str, cid: str) -> CheckpointTuple | None:
+        recs = self._records(tns, k.checkpoint_root(cp_ns, cid))
+        data = [m.meta for m in recs if m.meta and m.meta.get("type") == _CP]
+        if not data:
+            return None
+        d = data[-1]
+        writes = sorted(
+            (m.meta for m in recs if m.meta and m.meta.get("type") == _WRITE),
+            key=lambda w: writes_sort_key(w["task_path"], w["task_id"], w["idx"]),
+        )
+        parent = d["parent"]
+        return CheckpointTuple(
+            config=_config(thread, cp_ns, cid),
+            checkpoint=self._load(d["checkpoint"]),
+            metadata=self._load(d["metadata"]),
+            parent_config=_config(thread, cp_ns, parent) if parent else None,
+            pending_writes=[(w["task_id"], w["channel"], self._load(w["value"])) for w in writes],
+        )
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """Checkpoints newest first (per thread and checkpoint namespace), narrowed
+        by ``config`` (thread, namespace, id), metadata ``filter`` equality,
+        ``before`` (ids older than its checkpoint) and ``limit``."""
+        if config is not None:
+            threads = [config["configurable"]["thread_id"]]
+            want_ns = config["configurable"].get("checkpoint_ns")
+            want_id = get_checkpoint_id(config)
+        else:
+            threads, want_ns, want_id = self._threads(), None, None
+        before_id = get_checkpoint_id(before) if before else None
+        left = limit
+        for thread in threads:
+            tns = k.thread_namespace(self.namespace, thread)
+            for cp_ns, cid in self._checkpoints(tns):
+                if want_ns is not None and cp_ns != want_ns:
+                    continue
+                if (want_id and cid != want_id) or (before_id and cid >= before_id):
+                    continue
+                if left is not None and left <= 0:
+                    return
+                tup = self._tuple(thread, tns, cp_ns, cid)
+                if tup is None:
+                    continue
+                if filter and not all(tup.metadata.get(q) == v for q, v in filter.items()):
+                    continue
+                if left is not None:
+                    left -= 1
+                yield tup
+
+    def _checkpoints(self, tns: str) -> builtins.list[tuple[str, str]]:
+        """A thread's (checkpoint_ns, checkpoint_id) pairs: by namespace in first-seen
+        order, newest id first within each."""
+        pairs = [
+            (m.meta["checkpoint_ns"], m.meta["checkpoint_id"])
+            for m in self._records(tns, k.THREAD_ROOT)
+            if m.meta
+        ]
+        order = {n: i for i, n in reversed(list(enumerate(p[0] for p in pairs)))}
+        return sorted(pairs, key=lambda p: (order[p[0]], _Desc(p[1])))
+
+    def _records(self, ns: str, at: str) -> builtins.list[Memory]:
+        try:
+            return self.store.memories(at=at, namespace=ns, include_archived=True)
+        except KeyError:  # UnknownAnchor: nothing stored there yet
+            return []
+
+    def _latest(self, tns: str, cp_ns: str) -> str | None:
+        try:
+            head = self.store.branch_head(k.latest_branch(cp_ns), namespace=tns)
+        except UnknownBranch:
+            return None
+        return k.checkpoint_of_root(head)
+
+    def _threads(self) -> builtins.list[str]:
+        reg = k.registry_namespace(self.namespace)
+        return [m.meta["thread_id"] for m in self._records(reg, k.THREADS_ROOT) if m.meta]
+
+    def _register(self, thread: str) -> None:
+        if thread in self._known_threads:
+            return
+        reg = k.registry_namespace(self.namespace)
+        tns = k.thread_namespace(self.namespace, thread)
+        self.store.add_events(
+            [{"id": k.THREADS_ROOT, "role": "note", "namespace": reg},
+             {"id": k.THREAD_ROOT, "role": "note", "namespace": tns}]
+        )  # fmt: skip
+        self.store.add_memory(
+            "", sources=[k.THREADS_ROOT], kind="working", namespace=reg,
+            id=k.thread_record(thread), meta={"thread_id": thread},
+        )  # fmt: skip
+        self._known_threads.add(thread)
+
+    # --------------------------------------------------------------- deletion
+    def delete_thread(self, thread_id: str) -> None:
+        """Forget a thread's checkpoints and writes. The lineage events stay (they
+        hold only ids), so store memories written on the thread keep their gate."""
+        reg = k.registry_namespace(self.namespace)
+        tid = k.thread_record(thread_id)
+        if any(m.id == tid for m in self._records(reg, k.THREADS_ROOT)):
+            self.store.purge(memories=[tid], namespace=reg)
+        tns = k.thread_namespace(self.namespace, thread_id)
+        if self._records(tns, k.THREAD_ROOT):
+            self.store.purge(whole_namespace=True, namespace=tns)
+        self._known_threads.discard(thread_id)
+
+    def _drop(self, thread: str, pairs: builtins.list[tuple[str, str]]) -> None:
+        """Forget some checkpoints of a thread: their data, writes and listing."""
+        tns = k.thread_namespace(self.namespace, thread)
+        doomed: builtins.list[str] = []
+        for cp_ns, cid in pairs:
+            doomed.append(k.listing_record(cp_ns, cid))
+            doomed += [m.id for m in self._records(tns, k.checkpoint_root(cp_ns, cid))]
+        if doomed:
+            self.store.purge(memories=doomed, namespace=tns)
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Forget every checkpoint whose metadata ``run_id`` is one of ``run_ids``."""
+        runs = set(run_ids)
+        if not runs:
+            return
+        for thread in self._threads():
+            tns = k.thread_namespace(self.namespace, thread)
+            doomed = [
+                (cp_ns, cid)
+                for cp_ns, cid in self._checkpoints(tns)
+                if (t := self._tuple(thread, tns, cp_ns, cid)) is not None
+                and t.metadata.get("run_id") in runs
+            ]
+            self._drop(thread, doomed)
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """``"keep_latest"`` keeps each checkpoint namespace's newest checkpoint of
+        each thread; ``"delete"`` forgets the threads."""
+        if strategy not in ("keep_latest", "delete"):
+            raise InvalidInput(
+                f"unknown prune strategy {strategy!r}; use 'keep_latest' or 'delete'"
+            )
+        for thread in thread_ids:
+            if strategy == "delete":
+                self.delete_thread(thread)
+                continue
+            tns = k.thread_namespace(self.namespace, thread)
+            seen: set[str] = set()
+            doomed = []
+            for cp_ns, cid in self._checkpoints(tns):
+                if cp_ns in seen:
+                    doomed.append((cp_ns, cid))
+                seen.add(cp_ns)
+            self._drop(thread, doomed)
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy every checkpoint (with its parent link) and pending write of one
+        thread to another, oldest first."""
+        src = k.thread_namespace(self.namespace, source_thread_id)
+        for cp_ns, cid in reversed(self._checkpoints(src)):
+            tup = self._tuple(source_thread_id, src, cp_ns, cid)
+            if tup is None:
+                continue
+            parent = get_checkpoint_id(tup.parent_config) if tup.parent_config else None
+            cfg = _config(target_thread_id, cp_ns, parent)
+            self.put(cfg, tup.checkpoint, tup.metadata, {})
+            by_task: dict[str, list[tuple[str, Any]]] = {}
+            for task_id, channel, value in tup.pending_writes or ():
+                by_task.setdefault(task_id, []).append((channel, value))
+            for task_id, writes in by_task.items():
+                self.put_writes(_config(target_thread_id, cp_ns, cid), writes, task_id)
+
+    # ------------------------------------------------------------------- async
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return self.get_tuple(config)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        for tup in self.list(config, filter=filter, before=before, limit=limit):
+            yield tup
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return self.put(config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        self.put_writes(config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        self.delete_thread(thread_id)
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        self.delete_for_runs(run_ids)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        self.copy_thread(source_thread_id, target_thread_id)
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        self.prune(thread_ids, strategy=strategy)
+
+    def get_next_version(self, current: str | None, channel: None) -> str:
+        """Versions that sort as strings: a zero-padded counter and a hash."""
+        n = 0 if current is None else int(str(current).split(".")[0])
+        tail = hashlib.sha1(f"{n}".encode()).hexdigest()[:16]
+        return f"{n + 1:032}.{tail}"
+
+
+class _Desc(str):
+    """A string that sorts in reverse (newest checkpoint id first)."""
+
+    def __lt__(self, other: str) -> bool:
+        return str.__gt__(self, other)
+
+
+def _thread_and_ns(config: RunnableConfig) -> tuple[str, str]:
+    conf = config.get("configurable") or {}
+    thread = conf.get("thread_id")
+    if thread is None or not str(thread):
+        raise InvalidInput("the config has no thread_id; pass {'configurable': {'thread_id': ...}}")
+    return str(thread), str(conf.get("checkpoint_ns", "") or "")
+
+
+def _config(thread: str, cp_ns: str, cid: str | None) -> RunnableConfig:
+    return {"configurable": {"thread_id": thread, "checkpoint_ns": cp_ns, "checkpoint_id": cid}}
+
+
+def task_of(config: RunnableConfig) -> tuple[str, str, str]:
+    """(thread, root checkpoint id, root task id) of a running task's config.
+
+    A task's ``checkpoint_ns`` is ``name:task_id`` (``|``-joined for subgraphs);
+    its first part names the root graph's task, and ``checkpoint_map[""]`` the
+    root checkpoint that task runs on.
+    """
+    conf = config.get("configurable") or {}
+    thread = conf.get("thread_id")
+    task_ns = str(conf.get("checkpoint_ns") or "")
+    cp_map = conf.get("checkpoint_map") or {}
+    if thread is None or "" not in cp_map or not task_ns:
+        raise InvalidInput(
+            "no LangGraph task is running here (no thread_id, checkpoint_map or task "
+            "namespace in the config); outside a run, use store.at(config) with a "
+            "checkpoint config"
+        )
+    task_id = task_ns.split("|", 1)[0].rpartition(":")[2]
+    return str(thread), str(cp_map[""]), task_id
+
+
+def link_task(store: Store, ns: str, tns: str, thread: str, cid: str, task_id: str) -> str:
+    """Create (once) the event of a root task and the bookkeeping record that lets
+    the next checkpoint of the step find it."""
+    ev = k.task_event(thread, cid, task_id)
+    root = k.checkpoint_root("", cid)
+    store.add_events(
+        [{"id": ev, "parent": k.checkpoint_event(thread, "", cid), "role": "note",
+          "namespace": ns},
+         {"id": root, "role": "note", "namespace": tns}]
+    )  # fmt: skip
+    store.add_memory(
+        "", sources=[root], kind="working", namespace=tns, id=k.task_link(cid, task_id),
+        meta={"type": _TASK, "task_id": task_id},
+    )  # fmt: skip
+    return ev
