@@ -10,6 +10,12 @@ back), which then becomes the latest. One memory per event (sourced from the
 event, every other one also from its parent), so from the final anchor
 almost every record sits on an abandoned branch.
 
+A second history, the forked path: each user message is answered, then the
+answer is regenerated (or the message edited) and the conversation goes on
+from the newer one, so nearly every step starts a segment. Memories sourced
+from a message and its reply (parent first) are timed against memories from
+the reply alone on the same history.
+
 Every figure is a ratio of two timings taken in this same run (the machine
 is shared and noisy); the medians of several repeats are compared.
 """
@@ -52,6 +58,90 @@ def make_history(n: int, seed: int = 7) -> tuple[list[dict[str, Any]], list[dict
         src = [f"e{i}"] if i % 2 or parent_of[i] < 0 else [f"e{i}", f"e{parent_of[i]}"]
         memories.append({"id": f"m{i}", "content": f"记忆 {i}", "sources": src})
     return events, memories, f"e{tip}"
+
+
+def make_forked_path(steps: int) -> tuple[list[dict[str, Any]], list[list[str]]]:
+    """Events of the forked path, and the (message, reply) pair of each step."""
+    events: list[dict[str, Any]] = []
+    pairs = []
+    last = None
+    for i in range(steps):
+        if i % 3 == 2 and last is not None:  # an edit: the first wording, then the second
+            events.append({"id": f"u{i}a", "parent": last, "role": "user", "content": f"问 {i}"})
+        u = f"u{i}"
+        events.append({"id": u, "parent": last, "role": "user", "content": f"问题 {i}"})
+        events.append({"id": f"r{i}a", "parent": u, "role": "assistant", "content": f"答 {i}"})
+        r = f"r{i}"  # the regenerated reply the conversation continues from
+        events.append({"id": r, "parent": u, "role": "assistant", "content": f"回答 {i}"})
+        pairs.append([u, r])
+        last = r
+    return events, pairs
+
+
+def forked_path(steps: int, repeat: int) -> None:
+    """Two-source memories against one-source ones on the forked path, both backends."""
+    events, pairs = make_forked_path(steps)
+    two = [{"id": f"m{i}", "content": f"记忆 {i}", "sources": p} for i, p in enumerate(pairs)]
+    one = [{"id": f"m{i}", "content": f"记忆 {i}", "sources": p[1:]} for i, p in enumerate(pairs)]
+    print(f"forked path: {len(events):,} events, {steps:,} memories of each shape")
+    tmp = Path(tempfile.mkdtemp(prefix="branchmem-bench-"))
+    for label in ("memory", "sqlite"):
+        stores: dict[str, Store] = {}
+        for shape in ("one", "two"):
+            st = Store() if label == "memory" else Store(tmp / f"{shape}.db")
+            st.add_events(events)
+            stores[shape] = st
+        times: dict[str, list[float]] = {"two": [], "one": []}
+        for k in range(repeat):
+            # Alternating, so both shapes meet the same machine conditions.
+            for shape, mems in (("one", one), ("two", two)):
+                batch = [dict(m, id=f"{m['id']}.{k}") for m in mems]
+                t = time.perf_counter()
+                stores[shape].add_memories(batch)
+                times[shape].append(time.perf_counter() - t)
+        tip = pairs[-1][1]
+        assert len(stores["two"].memories(at=tip)) == len(stores["one"].memories(at=tip))
+        for st in stores.values():
+            st.close()
+        medians(f"{label}: two-source memories vs one-source (forked path)", times, "<= 1.5x")
+    remove_dir(tmp)
+
+
+def many_namespaces(n_ns: int, repeat: int) -> None:
+    """One ``add_events`` batch spanning ``n_ns`` namespaces against one call per namespace."""
+    tmp = Path(tempfile.mkdtemp(prefix="branchmem-bench-"))
+    for label in ("memory", "sqlite"):
+        times: dict[str, list[float]] = {"batch": [], "single": []}
+        for k in range(repeat):
+            for how in ("batch", "single"):
+                st = Store() if label == "memory" else Store(tmp / f"{how}{k}.db")
+                evs = [
+                    {"id": f"e{j}", "namespace": f"ns{i}", "parent": f"e{j - 1}" if j else None}
+                    for i in range(n_ns)
+                    for j in range(3)
+                ]
+                t = time.perf_counter()
+                if how == "batch":
+                    st.add_events(evs)
+                else:
+                    for i in range(n_ns):
+                        st.add_events(evs[3 * i : 3 * i + 3])
+                times[how].append(time.perf_counter() - t)
+                st.close()
+        medians(f"{label}: one batch over {n_ns} namespaces vs one call each", times, "<= 1x")
+    remove_dir(tmp)
+
+
+def medians(label: str, times: dict[str, list[float]], goal: str) -> None:
+    """Print the ratio of the medians of ``times``' two series (the first over the second)."""
+    first, second = times.values()
+    print(line(label, statistics.median(first), statistics.median(second), goal))
+
+
+def remove_dir(tmp: Path) -> None:
+    for f in tmp.iterdir():
+        os.remove(f)
+    tmp.rmdir()
 
 
 def naive_memories(
@@ -132,7 +222,16 @@ def main() -> None:
         help="PostgreSQL database for --backend postgres (a schema of its own is made and dropped)",
     )
     ap.add_argument("--writes", type=int, default=20, help="writes per writer process")
+    ap.add_argument(
+        "--fork-steps", type=int, default=4000, help="steps of the forked path (0: skip it)"
+    )
+    ap.add_argument("--only-forked", action="store_true", help="run the forked path alone")
     args = ap.parse_args()
+    if args.fork_steps and args.backend != "postgres":
+        forked_path(args.fork_steps, max(3, args.repeat // 2))
+        many_namespaces(400, 3)
+    if args.only_forked:
+        return
     n = args.events or (100_000 if args.quick else 1_000_000)
     batch = 50_000
     print(f"gate benchmark: {n:,} events, one memory each, batches of {batch:,}")
@@ -253,9 +352,7 @@ def main() -> None:
     plain.close()
     size = sum(f.stat().st_size for f in tmp.iterdir())
     print(f"  sqlite files: {size / 1e6:.0f} MB in {tmp}")
-    for f in tmp.iterdir():
-        os.remove(f)
-    tmp.rmdir()
+    remove_dir(tmp)
 
 
 if __name__ == "__main__":

@@ -69,6 +69,37 @@ def test_top_k_is_the_prefix_of_the_naive_order(data: st.DataObject, limit: int)
     assert [s.memory.id for s in fuse(mems, k_in, v_in, w, now=1e6)] == [x[2] for x in ref]
 
 
+@settings(max_examples=150, deadline=None)
+@given(data=st.data(), limit=st.integers(1, 8))
+def test_pruned_top_k_equals_the_full_ranking(data: st.DataObject, limit: int) -> None:
+    """With few hits wanted, `fuse` scores only what can make the cut: the
+    same hits, scores and ranks as ranking everything."""
+    n = data.draw(st.integers(1, 60))
+    grid = st.sampled_from([0.0, 0.1, 0.2, 0.5, 0.9])
+    kw = data.draw(st.lists(grid, min_size=n, max_size=n))
+    vec = data.draw(st.lists(st.sampled_from([-0.3, 0.1, 0.4, 0.41, 0.8]), min_size=n, max_size=n))
+    imp = data.draw(st.lists(st.sampled_from([0.0, 0.5, 1.0]), min_size=n, max_size=n))
+    ages = data.draw(st.lists(st.sampled_from([-5.0, 0.0, 10.0, 1e7]), min_size=n, max_size=n))
+    scope = data.draw(
+        st.none() | st.lists(st.sampled_from([0.5, 1.0, 3.0]), min_size=n, max_size=n)
+    )
+    w = Weights(
+        keyword=data.draw(st.sampled_from([0.0, 1.0, 2.0])),
+        vector=data.draw(st.sampled_from([0.0, 1.0])),
+        importance=data.draw(st.sampled_from([0.0, 0.3, 1.0])),
+        recency=data.draw(st.sampled_from([0.0, 0.2, 1.0])),
+    )
+    k_in = data.draw(st.sampled_from([kw, None]))
+    if (w.keyword if k_in is not None else 0.0) + w.vector == 0:
+        return  # no signal: an error, tested elsewhere
+    mems = [
+        Memory(f"m{i}", "x", ("e",), importance=imp[i], created_at=1e6 - ages[i], seq=i % 7)
+        for i in range(n)
+    ]
+    want = fuse(mems, k_in, vec, w, now=1e6, scope=scope)[:limit]
+    assert fuse(mems, k_in, vec, w, now=1e6, limit=limit, scope=scope) == want
+
+
 def test_best_in_both_lists_has_relevance_one() -> None:
     mems = [Memory("a", "x", ("e",)), Memory("b", "y", ("e",))]
     [top, _] = fuse(mems, [2.0, 1.0], [0.9, 0.1], Weights(importance=0, recency=0), now=0.0)

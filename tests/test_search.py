@@ -93,7 +93,7 @@ def test_same_query_same_hits_same_order(make_store: Callable[[], Store]) -> Non
     assert all(v == sorted(v) for v in by_score.values())
 
 
-def test_scope_chain_fills_from_the_first_anchor(store: Store) -> None:
+def test_scope_chain_ranks_all_hits_by_score(store: Store) -> None:
     store.add_events(
         [
             {"id": "root"},
@@ -102,23 +102,37 @@ def test_scope_chain_fills_from_the_first_anchor(store: Store) -> None:
         ]
     )
     store.add_memory("杭州 共享的事实", sources=["root"], id="shared")
-    store.add_memory("杭州 主分支的事实一", sources=["main"], id="main1")
-    store.add_memory("杭州 主分支的事实二", sources=["main"], id="main2")
-    store.add_memory("杭州 对话里的事实", sources=["conv"], id="conv1")
+    store.add_memory("杭州 杭州 主分支的事实", sources=["main"], id="main1")
+    store.add_memory("主分支的另一件事", sources=["main"], id="main2")
+    store.add_memory("对话里的事", sources=["conv"], id="conv1")
     hits = store.search("杭州", at=["conv", "main"], k=10, mode="keyword")
-    assert [(h.memory.id, h.via) for h in hits][:2] in (
-        [("conv1", "conv"), ("shared", "conv")],
-        [("shared", "conv"), ("conv1", "conv")],
-    )
-    assert {(h.memory.id, h.via) for h in hits[2:]} == {("main1", "main"), ("main2", "main")}
-    # the first anchor alone fills k: later anchors add nothing
-    assert {h.via for h in store.search("杭州", at=["conv", "main"], k=2, mode="keyword")} == {
-        "conv"
-    }
-    three = store.search("杭州", at=["conv", "main"], k=3, mode="keyword")
-    assert [h.via for h in three] == ["conv", "conv", "main"]
+    # The best match comes first whichever anchor sees it; via is the first that does.
+    assert [(h.memory.id, h.via) for h in hits] == [("main1", "main"), ("shared", "conv")]
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    # a scope weight can still prefer the conversation
+    pref = store.search("杭州", at=["conv", "main"], k=10, mode="keyword", scope_weights=[1, 0.1])
+    assert [h.memory.id for h in pref] == ["shared", "main1"]
+    assert pref[1].score == pytest.approx(hits[0].score * 0.1)
     # a repeated anchor is read once
-    assert len(store.search("杭州", at=["conv", "conv"], k=10, mode="keyword")) == 2
+    assert len(store.search("杭州", at=["conv", "conv"], k=10, mode="keyword")) == 1
+
+
+def test_scope_chain_puts_the_exact_match_first(store: Store) -> None:
+    # The conversation's memory used to fill the results first, the match last.
+    store.add_events(
+        [{"id": "root"}, {"id": "u", "parent": "root"}, {"id": "chat", "parent": "root"}]
+    )
+    store.add_memory("用户对花生过敏", sources=["u"], id="allergy")
+    store.add_memory("用户今天想吃火锅", sources=["chat"], id="hotpot")
+    hits = store.search("花生过敏", at=["chat", "u"], k=2, embedder="hashing")
+    assert [(h.memory.id, h.via) for h in hits] == [("allergy", "u"), ("hotpot", "chat")]
+
+
+@pytest.mark.parametrize("bad", [[1.0], [1.0, 0.0], [1.0, -1], "ab", [1.0, True]])
+def test_scope_weights_must_fit_the_chain(store: Store, bad: object) -> None:
+    store.add_events([{"id": "e1"}, {"id": "e2"}])
+    with pytest.raises(InvalidInput, match="scope"):
+        store.search("x", at=["e1", "e2"], scope_weights=bad, embedder="hashing")
 
 
 def test_filters_apply_after_the_gate(moving: Store) -> None:

@@ -86,6 +86,11 @@ def test_cli_search_prints_hits_and_explanations(
     assert hit["memory"]["id"] == "peanut" and hit["explanation"]["visibility"]["visible"]
     assert main(["search", "花生", "--db", db, "--at", "nowhere", "--mode", "keyword"]) == 1
     assert main([*args, "--meta", "novalue"]) == 1
+    # one scope weight per anchor, or a clear error
+    assert main([*args, "--scope-weight", "0.5"]) == 0
+    assert json.loads(capsys.readouterr().out)["score"] == pytest.approx(hit["score"] * 0.5)
+    assert main([*args, "--scope-weight", "1", "--scope-weight", "2"]) == 1
+    assert "one per anchor" in capsys.readouterr().err
 
 
 def test_recall_counts_the_first_relevant_hit() -> None:

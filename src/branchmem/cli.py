@@ -15,7 +15,12 @@ from . import __version__
 from .errors import BranchmemError
 
 # Modules that add subcommands; each has register(subparsers).
-COMMAND_MODULES = ("branchmem.demo", "branchmem.cli_search", "branchmem.cli_extract")
+COMMAND_MODULES = (
+    "branchmem.demo",
+    "branchmem.cli_search",
+    "branchmem.cli_extract",
+    "branchmem.cli_serve",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -22,6 +22,12 @@ def register(sub: Any) -> None:
     p.add_argument("query", help="what to look for (Chinese, English or mixed)")
     p.add_argument("--db", required=True, help="SQLite store file (opened, never created)")
     p.add_argument("--at", action="append", required=True, help="anchor; repeat for a chain")
+    p.add_argument(
+        "--scope-weight",
+        type=float,
+        action="append",
+        help="weight of the hits each --at anchor brings, one per --at, in order (default 1)",
+    )
     p.add_argument("-k", type=int, default=10, help="number of hits (default 10)")
     p.add_argument("--namespace", default="default", help="namespace (default: %(default)s)")
     p.add_argument(
@@ -107,6 +113,7 @@ def _search(args: argparse.Namespace) -> int:
             at=args.at,
             k=args.k,
             namespace=args.namespace,
+            scope_weights=args.scope_weight,
             mode=args.mode,
             embedder=args.embedder,
             tokenizer=args.tokenizer,

@@ -35,9 +35,14 @@ from __future__ import annotations
 class BranchmemError(Exception):
     """Root of every error branchmem raises on purpose."""
 
+    #: The HTTP status a served store answers with (the nearest class's wins).
+    http_status = 500
+
 
 class InvalidInput(BranchmemError, ValueError):
     """An argument is malformed; the message says what to pass instead."""
+
+    http_status = 422
 
 
 class CycleError(InvalidInput):
@@ -147,6 +152,8 @@ class ConflictClosed(InvalidInput):
 class NotFound(BranchmemError, KeyError):
     """Something named by id does not exist."""
 
+    http_status = 404
+
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0]) if self.args else ""
 
@@ -226,6 +233,8 @@ class BranchConflict(BranchmemError, RuntimeError):
     (`Store.branch_head`) and retry.
     """
 
+    http_status = 409
+
     def __init__(self, name: str, namespace: str, expected: str | None, actual: str) -> None:
         self.name = name
         self.namespace = namespace
@@ -240,9 +249,13 @@ class BranchConflict(BranchmemError, RuntimeError):
 class StorageError(BranchmemError):
     """The storage backend failed; the message carries the driver's reason."""
 
+    http_status = 503
+
 
 class EmbeddingError(BranchmemError):
     """An embedder failed (an endpoint down or answering badly, a wrong dimension)."""
+
+    http_status = 502
 
 
 class ExtractionError(BranchmemError):
@@ -250,6 +263,8 @@ class ExtractionError(BranchmemError):
     endpoint that timed out or answered with an HTTP error, or an extractor
     that returned something other than proposals. ``reply`` holds the first
     200 characters of what came back (``""`` when nothing did)."""
+
+    http_status = 502
 
     def __init__(self, message: str, reply: str = "") -> None:
         self.reply = reply[:200]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from heapq import heappop, heappush
 
 from .backends.base import Backend, EventRow, NewSegment, Pos, RecordRow
 from .errors import ConflictingEvent, CycleError, NameClash
@@ -70,6 +71,76 @@ def row_in_ranges(row: RecordRow, ranges: dict[int, int]) -> bool:
     return all(ranges.get(a, -1) >= b for a, b in row.extra)
 
 
+def descends_from_all(pos: Pos, others: Iterable[Pos], seg_parents: SegParents) -> bool:
+    """Is every position of ``others`` an ancestor-or-self of ``pos``?
+
+    A bounded walk: segments are visited youngest first (a fork point always
+    lies in an older segment), so when a segment is reached its highest
+    ancestor seq is final and the sources in it are settled at once. The walk
+    stops when every source is settled or one cannot be, and never goes below
+    the oldest source's segment. Equal to checking ``others`` against
+    `ancestor_ranges` (a property test holds it to that), without walking to
+    the root on a long forked path.
+    """
+    need: dict[int, int] = {}
+    for s, q in others:
+        if need.get(s, -1) < q:
+            need[s] = q
+    s0, q0 = pos
+    if need.pop(s0, -1) > q0:
+        return False
+    if not need:
+        return True
+    fetched = seg_parents([s0])
+    forks = fetched[s0]
+    # The common case, a reply in a segment that forks from its message.
+    if all(any(ps == s and pq >= q for ps, pq in forks) for s, q in need.items()):
+        return True
+    floor = min(need)
+    top = max(need)
+    ranges = {s0: q0}
+    heap = [-s0]
+    while heap:
+        s = -heappop(heap)
+        if top > s:  # segments above s are all settled: ``top`` was never reached
+            return False
+        q = need.pop(s, -1)
+        if q >= 0:
+            if ranges[s] < q:
+                return False
+            if not need:
+                return True
+            top = max(need)
+        if s not in fetched:
+            # One lookup for every segment queued, as the full walk does per level.
+            fetched.update(seg_parents([s, *(-h for h in heap if -h not in fetched)]))
+        for ps, pq in fetched[s]:
+            if ps < floor:
+                continue
+            old = ranges.get(ps)
+            if old is None:
+                ranges[ps] = pq
+                heappush(heap, -ps)
+            elif old < pq:
+                ranges[ps] = pq
+    return False
+
+
+def batch_seg_parents(seg_parents: SegParents, warm: Iterable[int]) -> SegParents:
+    """``seg_parents`` for one batch: the ``warm`` segments fetched in one call up
+    front, each other one fetched once on first use."""
+    known = seg_parents(set(warm))
+
+    def fetch(segs: Iterable[int]) -> dict[int, tuple[Pos, ...]]:
+        segs = list(segs)
+        miss = [s for s in segs if s not in known]
+        if miss:
+            known.update(seg_parents(miss))
+        return {s: known[s] for s in segs}
+
+    return fetch
+
+
 def index_position(positions: list[Pos], seg_parents: SegParents) -> tuple[Pos, tuple[Pos, ...]]:
     """Where the gate indexes a record whose sources sit at ``positions``.
 
@@ -84,9 +155,8 @@ def index_position(positions: list[Pos], seg_parents: SegParents) -> tuple[Pos, 
     if len({s for s, _ in unique}) == 1:
         return unique[0], ()
     # Deeper segments are younger, so the likely descendant is tried first.
-    for cand in unique:
-        ranges = ancestor_ranges(cand, seg_parents)
-        if all(in_ranges(p, ranges) for p in unique):
+    for i, cand in enumerate(unique):
+        if descends_from_all(cand, unique[:i] + unique[i + 1 :], seg_parents):
             return cand, ()
     return unique[0], tuple(unique[1:])
 
@@ -132,11 +202,12 @@ class Ingest:
         found = self.b.get_events(self.ns, want)
         rows.update(dict.fromkeys(want))
         rows.update(found)
-        # Backends answer from an emptiness check when nothing waits (the usual case),
-        # so the generator is often never consumed.
-        got = self.b.waiting_children(
-            self.ns, (i for i in want if (r := found.get(i)) is None or r.pos is None)
-        )
+        # Only unconnected ids can have waiting children: when every id is connected
+        # (a reply to a stored message), no lookup at all.
+        pending = [i for i in want if (r := found.get(i)) is None or r.pos is None]
+        if not pending:
+            return
+        got = self.b.waiting_children(self.ns, pending)
         for parent, children in got.items():
             self.waits.setdefault(parent, []).extend(children)
             self.db_waits.add(parent)

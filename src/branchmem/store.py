@@ -30,7 +30,14 @@ from .errors import (
     UnknownMemory,
 )
 from .lifecycle import LifecycleOps, Policy, check_read_times, narrow, time_note
-from .lineage import Ingest, ancestor_ranges, in_ranges, index_position, row_in_ranges
+from .lineage import (
+    Ingest,
+    ancestor_ranges,
+    batch_seg_parents,
+    in_ranges,
+    index_position,
+    row_in_ranges,
+)
 from .merge import MergeOps
 from .model import RETRACTION, Event, Explanation, Memory, SourceStatus
 from .purge import PurgeOps
@@ -237,8 +244,11 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
                 log(self, ns, "add_events", [e.id for e in done], actor, now)
                 return done
             out: list[Event] = list(checked)
-            for ns in sorted(namespaces):
-                idxs = [i for i, e in enumerate(checked) if e.namespace == ns]
+            groups: dict[str, list[int]] = {}  # one pass, not one scan per namespace
+            for i, e in enumerate(checked):
+                groups.setdefault(e.namespace, []).append(i)
+            for ns in sorted(groups):
+                idxs = groups[ns]
                 for i, ev in zip(idxs, self._ingest(ns, [checked[i] for i in idxs]), strict=True):
                     out[i] = ev
                 log(self, ns, "add_events", [checked[i].id for i in idxs], actor, now)
@@ -509,10 +519,17 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         if len({m.id for m in fresh}) != len(fresh):
             raise InvalidInput("two records in one write share an id")
         events = self._b.get_events(ns, {s for m in fresh for s in m.sources})
-        seg_parents = self._seg_parents(ns)
+        where: list[list[Pos | None]] = [
+            [r.pos if (r := events.get(s)) is not None else None for s in m.sources] for m in fresh
+        ]
+        # The youngest source's segment of each record with several: looked up in one call.
+        warm = set()
+        for ps in where:
+            if len(ps) > 1 and None not in ps:
+                warm.add(max(p for p in ps if p is not None)[0])
+        seg_parents = batch_seg_parents(self._seg_parents(ns), warm)
         rows, waits = [], []
-        for m in fresh:
-            positions = [r.pos if (r := events.get(s)) is not None else None for s in m.sources]
+        for m, positions in zip(fresh, where, strict=True):
             if all(p is not None for p in positions):
                 pos, extra = index_position([p for p in positions if p is not None], seg_parents)
                 rows.append(RecordRow(m, pos, extra))
@@ -793,6 +810,7 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         extractor: Extractor | None = None,
         window: int = 8,
         namespace: str = "default",
+        actor: str | None = None,
     ) -> list[Memory]:
         """Run ``extractor`` (default: the offline `branchmem.extract.RuleExtractor`)
         on the last ``window`` events of the path to ``at`` and the memories
@@ -812,7 +830,9 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         """
         from .extract.writer import extract
 
-        done = extract(self, at, extractor=extractor, window=window, namespace=namespace)
+        done = extract(
+            self, at, extractor=extractor, window=window, namespace=namespace, actor=actor
+        )
         return list(done.written)
 
     def context(

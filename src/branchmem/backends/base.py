@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from ..branch_types import AuditEntry, HeadMove, Snapshot
 from ..model import Event, Memory
@@ -235,3 +235,26 @@ class Backend(Protocol):
     def audit(self, ns: str, since: float | None) -> list[AuditEntry]:
         """Entries at or after ``since`` (all if None), oldest first, ``seq`` filled."""
         ...
+
+
+@runtime_checkable
+class VectorStore(Protocol):
+    """Optional (found with ``isinstance``): record vectors kept with the
+    records, so no process embeds a record twice. Keyed by (namespace,
+    embedder name, record id); ``digest`` names the text a vector was made
+    from. `Backend.delete_records` and `Backend.drop_namespace` delete a
+    record's vectors with it.
+    """
+
+    def get_vectors(
+        self, ns: str, embedder: str, ids: Iterable[str]
+    ) -> dict[str, tuple[str, bytes]]:
+        """``id -> (digest, float32 bytes)`` for the ids that have a vector."""
+        ...
+
+    def put_vectors(self, ns: str, embedder: str, rows: list[tuple[str, str, bytes]]) -> None:
+        """Store ``(id, digest, float32 bytes)`` rows, replacing any for the same id;
+        rows of records no longer stored are skipped."""
+        ...
+
+    def transaction(self) -> AbstractContextManager[None]: ...

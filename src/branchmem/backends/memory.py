@@ -41,6 +41,7 @@ class _Space:
         self.audit: list[AuditEntry] = []
         self.life: dict[str, LifeRow] = {}
         self.timed = 0  # records with expires_at, valid_from or valid_to
+        self.vectors: dict[str, dict[str, tuple[str, bytes]]] = {}  # embedder -> id -> vec
 
 
 _EMPTY = _Space()
@@ -296,6 +297,8 @@ class MemoryBackend:
         for rid in ids:
             row = sp.records.pop(rid, None)
             sp.life.pop(rid, None)
+            for vecs in sp.vectors.values():
+                vecs.pop(rid, None)
             if row is None:
                 continue
             m = row.memory
@@ -325,6 +328,22 @@ class MemoryBackend:
         sp = self._spaces.pop(ns, None)
         if sp is not None and sp.audit:
             self._space(ns).audit = sp.audit
+
+    # vectors ----------------------------------------------------------------
+    def get_vectors(
+        self, ns: str, embedder: str, ids: Iterable[str]
+    ) -> dict[str, tuple[str, bytes]]:
+        vecs = self._read(ns).vectors.get(embedder)
+        if not vecs:
+            return {}
+        return {i: v for i in ids if (v := vecs.get(i)) is not None}
+
+    def put_vectors(self, ns: str, embedder: str, rows: list[tuple[str, str, bytes]]) -> None:
+        sp = self._space(ns)
+        vecs = sp.vectors.setdefault(embedder, {})
+        for rid, digest, blob in rows:
+            if rid in sp.records:  # a record purged meanwhile gets no vector
+                vecs[rid] = (digest, blob)
 
     # audit ------------------------------------------------------------------
     def add_audit(self, ns: str, entries: list[AuditEntry]) -> None:

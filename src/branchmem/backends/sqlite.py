@@ -101,6 +101,11 @@ CREATE TABLE IF NOT EXISTS life (
     ns INTEGER NOT NULL, id TEXT NOT NULL, archived_at REAL, restored_at REAL,
     uses INTEGER NOT NULL, last_used REAL, PRIMARY KEY (ns, id)
 ) WITHOUT ROWID;
+-- Record vectors per embedder (float32 bytes), deleted with their record.
+CREATE TABLE IF NOT EXISTS vectors (
+    ns INTEGER NOT NULL, embedder TEXT NOT NULL, id TEXT NOT NULL, digest TEXT NOT NULL,
+    vec BLOB NOT NULL, PRIMARY KEY (ns, embedder, id)
+) WITHOUT ROWID;
 """
 
 _REC_COLS = REC_COLS
@@ -648,7 +653,9 @@ class SQLiteBackend:
 
     def delete_records(self, ns: str, ids: list[str]) -> None:
         nid = self._wns(ns)
-        for table, col in (("records", "id"), ("life", "id"), ("record_waits", "record")):
+        for table, col in (
+            ("records", "id"), ("life", "id"), ("record_waits", "record"), ("vectors", "id"),
+        ):  # fmt: skip
             self._db.executemany(
                 f"DELETE FROM {table} WHERE ns=? AND {col}=?", ((nid, i) for i in ids)
             )
@@ -665,10 +672,36 @@ class SQLiteBackend:
             return
         for table in (
             "events", "waits", "segments", "records", "record_waits", "branches",
-            "head_moves", "snapshots", "life",
+            "head_moves", "snapshots", "life", "vectors",
         ):  # fmt: skip
             self._db.execute(f"DELETE FROM {table} WHERE ns=?", (nid,))
         self._seg_cache = {k: v for k, v in self._seg_cache.items() if k[0] != nid}
+
+    # vectors ------------------------------------------------------------------
+    def get_vectors(
+        self, ns: str, embedder: str, ids: Iterable[str]
+    ) -> dict[str, tuple[str, bytes]]:
+        nid = self._ns(ns)
+        if nid is None:
+            return {}
+        out: dict[str, tuple[str, bytes]] = {}
+        for chunk in _chunks(list(ids)):
+            sql = (
+                "SELECT id, digest, vec FROM vectors WHERE ns=? AND embedder=? "
+                f"AND id IN ({_marks(len(chunk))})"
+            )
+            for rid, digest, vec in self._db.execute(sql, (nid, embedder, *chunk)):
+                out[rid] = (digest, bytes(vec))
+        return out
+
+    def put_vectors(self, ns: str, embedder: str, rows: list[tuple[str, str, bytes]]) -> None:
+        nid = self._wns(ns)
+        # Only for records still stored: a record purged meanwhile gets no vector.
+        self._db.executemany(
+            "INSERT OR REPLACE INTO vectors SELECT ?, ?, ?, ?, ? "
+            "WHERE EXISTS (SELECT 1 FROM records WHERE ns=? AND id=?)",
+            ((nid, embedder, rid, digest, blob, nid, rid) for rid, digest, blob in rows),
+        )
 
     # audit --------------------------------------------------------------------
     def add_audit(self, ns: str, entries: list[AuditEntry]) -> None:

@@ -64,6 +64,7 @@ def extract(
     extractor: Extractor | None = None,
     window: int = 8,
     namespace: str = "default",
+    actor: str | None = None,
 ) -> Extraction:
     """Run ``extractor`` (default: `RuleExtractor`) on the last ``window``
     events of the path to ``at`` and the memories visible there, and write
@@ -103,7 +104,7 @@ def extract(
     good, dropped = _check(proposals, on_path, {m.id: m for m in visible})
     for d in dropped:
         log.warning("extract at %r dropped a proposal: %s", at, d.reason)
-    written, already = _write(store, ns, good)
+    written, already = _write(store, ns, good, actor)
     return Extraction(at, tuple(written), tuple(dropped), already)
 
 
@@ -184,7 +185,7 @@ def _as_memory(rid: str, p: Proposal, old: Memory | None) -> Memory:
 
 
 def _write(
-    store: Store, ns: str, good: list[tuple[Proposal, Memory | None]]
+    store: Store, ns: str, good: list[tuple[Proposal, Memory | None]], actor: str | None = None
 ) -> tuple[list[Memory], int]:
     written: list[Memory] = []
     already = 0
@@ -201,7 +202,9 @@ def _write(
             if p.importance is not None:
                 fields["importance"] = p.importance
             written.append(
-                store.add_memory(p.content, sources=list(p.sources), namespace=ns, id=rid, **fields)
+                store.add_memory(
+                    p.content, sources=list(p.sources), namespace=ns, id=rid, actor=actor, **fields
+                )
             )
         elif p.op == UPDATE:
             assert target is not None
@@ -218,12 +221,15 @@ def _write(
                     namespace=ns,
                     id=rid,
                     meta=p.meta,
+                    actor=actor,
                     **extra,
                 )
             )
         else:
             assert target is not None
-            written.append(store.retract(target.id, sources=list(p.sources), namespace=ns, id=rid))
+            written.append(
+                store.retract(target.id, sources=list(p.sources), namespace=ns, id=rid, actor=actor)
+            )
     return written, already
 
 

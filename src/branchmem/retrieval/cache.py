@@ -7,12 +7,14 @@ text they were made from: a vector is only ever compared with vectors the
 same embedder made, and an id written again after a purge, with other text,
 is never served stale.
 
-A persistent vector table in the backends is the next step; until then a new
-process embeds each record again on its first search.
+Backends that keep vectors (`VectorStore`: memory and SQLite) hold each
+record's vector per embedder, written once and deleted with the record, so a
+new process reads vectors instead of embedding again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import threading
 import weakref
@@ -21,7 +23,8 @@ from collections.abc import Sequence
 from operator import mul
 from typing import Any
 
-from ..errors import EmbeddingError
+from ..backends.base import VectorStore
+from ..errors import EmbeddingError, StorageError
 from ..model import Memory
 from .embed import Embedder
 from .tokenize import Tokenizer
@@ -30,6 +33,7 @@ TermStats = tuple[dict[str, int], int]
 """A record's term frequencies and its length in tokens."""
 
 _BATCH = 64
+QUERY_CACHE = 1024
 ROUND = 6
 
 
@@ -40,6 +44,10 @@ class RankCache:
         self._lock = threading.Lock()
         self.terms: dict[str, dict[tuple[str, str], tuple[str, TermStats]]] = {}
         self.vectors: dict[str, dict[tuple[str, str], tuple[str, array[float]]]] = {}
+        self.queries: dict[tuple[str, str], array[float]] = {}
+        from .state import SearchStates  # (state builds on this module)
+
+        self.states = SearchStates()
 
     def term_stats(self, tokenizer: Tokenizer, mems: Sequence[Memory]) -> list[TermStats]:
         """Term frequencies of each record, tokenizing only those not seen before."""
@@ -61,11 +69,28 @@ class RankCache:
             out.append(st)
         return out
 
+    def query_vector(self, embedder: Embedder, query: str) -> array[float]:
+        """The unit vector of ``query``, embedded once per embedder (the last
+        `QUERY_CACHE` distinct queries are kept)."""
+        key = (embedder.name, query)
+        with self._lock:
+            hit = self.queries.pop(key, None)
+            if hit is not None:
+                self.queries[key] = hit  # most recent last
+                return hit
+        vec = unit_vector(embedder.embed_queries([query])[0], embedder)
+        with self._lock:
+            self.queries[key] = vec
+            while len(self.queries) > QUERY_CACHE:
+                del self.queries[next(iter(self.queries))]
+        return vec
+
     def forget(self, namespace: str, ids: Sequence[str] | None = None) -> int:
         """Drop what was derived from these records (all of the namespace when
         ``ids`` is None), as an erasure must; returns how many entries went."""
         want = None if ids is None else set(ids)
         n = 0
+        self.states.clear()  # rebuilt on the next search, from what remains
         with self._lock:
             tables: list[dict[tuple[str, str], Any]] = [*self.terms.values()]
             tables += self.vectors.values()
@@ -76,8 +101,15 @@ class RankCache:
                 n += len(gone)
         return n
 
-    def passage_vectors(self, embedder: Embedder, mems: Sequence[Memory]) -> list[array[float]]:
-        """Unit vectors of each record, embedding (in batches) only the missing ones."""
+    def passage_vectors(
+        self, embedder: Embedder, mems: Sequence[Memory], backend: object = None
+    ) -> list[array[float]]:
+        """Unit vectors of each record, embedding (in batches) only the missing ones.
+
+        With a ``backend`` that keeps vectors (`VectorStore`), vectors are read
+        from it first and the ones embedded here are written to it, so each
+        record is embedded once per embedder, not once per process.
+        """
         with self._lock:
             table = self.vectors.setdefault(embedder.name, {})
         missing = list(
@@ -87,6 +119,9 @@ class RankCache:
                 if (hit := table.get(k := (m.namespace, m.id))) is None or hit[0] != m.content
             }.values()
         )
+        store = backend if isinstance(backend, VectorStore) else None
+        if missing and store is not None:
+            missing = self._load(store, embedder, missing, table)
         for i in range(0, len(missing), _BATCH):
             batch = missing[i : i + _BATCH]
             vecs = embedder.embed_passages([m.content for m in batch])
@@ -97,7 +132,59 @@ class RankCache:
                 )
             for m, v in zip(batch, vecs, strict=True):
                 table[(m.namespace, m.id)] = (m.content, unit_vector(v, embedder))
+            if store is not None:
+                _save(store, embedder, batch, table)
         return [table[(m.namespace, m.id)][1] for m in mems]
+
+    @staticmethod
+    def _load(
+        store: VectorStore,
+        embedder: Embedder,
+        mems: list[Memory],
+        table: dict[tuple[str, str], tuple[str, array[float]]],
+    ) -> list[Memory]:
+        """Fill ``table`` from the stored vectors; returns the records still missing."""
+        by_ns: dict[str, list[Memory]] = {}
+        for m in mems:
+            by_ns.setdefault(m.namespace, []).append(m)
+        rest = []
+        size = 4 * embedder.dim
+        for ns, group in by_ns.items():
+            got = store.get_vectors(ns, embedder.name, [m.id for m in group])
+            for m in group:
+                hit = got.get(m.id)
+                if hit is None or hit[0] != digest(m.content) or len(hit[1]) != size:
+                    rest.append(m)
+                    continue
+                vec = array("f")
+                vec.frombytes(hit[1])
+                table[(m.namespace, m.id)] = (m.content, vec)
+        return rest
+
+
+def digest(text: str) -> str:
+    """Names the text a stored vector was made from."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
+
+
+def _save(
+    store: VectorStore,
+    embedder: Embedder,
+    mems: list[Memory],
+    table: dict[tuple[str, str], tuple[str, array[float]]],
+) -> None:
+    """Write freshly made vectors to the backend, if it lets us (a read-only
+    file still searches; its vectors then live only in this process)."""
+    by_ns: dict[str, list[tuple[str, str, bytes]]] = {}
+    for m in mems:
+        vec = table[(m.namespace, m.id)][1]
+        by_ns.setdefault(m.namespace, []).append((m.id, digest(m.content), vec.tobytes()))
+    try:
+        with store.transaction():
+            for ns, rows in by_ns.items():
+                store.put_vectors(ns, embedder.name, rows)
+    except StorageError:
+        pass
 
 
 def unit_vector(v: Sequence[float], embedder: Embedder) -> array[float]:
@@ -126,25 +213,17 @@ def cache_for(store: object) -> RankCache:
         return c
 
 
-def _dot_python(q: array[float], vecs: Sequence[array[float]]) -> list[float]:
+def dot_python(q: array[float], vecs: Sequence[array[float]]) -> list[float]:
     return [round(sum(map(mul, q, v)), ROUND) for v in vecs]
 
 
 _numpy: Any = None
 
 
-def cosines(q: array[float], vecs: Sequence[array[float]]) -> list[float]:
-    """Cosine of a unit query vector with each unit vector, rounded to `ROUND` places.
-
-    Rounding keeps float noise (numpy or not, one machine or another) from
-    reordering two records: equal vectors tie exactly, and write order decides.
-
-    Uses numpy for large sets when it is installed (imported on first need,
-    so the core still imports nothing outside the standard library).
-    """
+def numpy_or_none() -> Any:
+    """numpy if installed (imported on first need, so the core still imports
+    nothing outside the standard library), else None."""
     global _numpy
-    if len(vecs) < 64:
-        return _dot_python(q, vecs)
     if _numpy is None:
         try:
             import numpy
@@ -152,9 +231,19 @@ def cosines(q: array[float], vecs: Sequence[array[float]]) -> list[float]:
             _numpy = False
         else:
             _numpy = numpy
-    if _numpy is False:
-        return _dot_python(q, vecs)
-    np = _numpy
+    return _numpy or None
+
+
+def cosines(q: array[float], vecs: Sequence[array[float]]) -> list[float]:
+    """Cosine of a unit query vector with each unit vector, rounded to `ROUND` places.
+
+    Rounding keeps float noise (numpy or not, one machine or another) from
+    reordering two records: equal vectors tie exactly, and write order decides.
+    Uses numpy for large sets when it is installed.
+    """
+    np = numpy_or_none() if len(vecs) >= 64 else None
+    if np is None:
+        return dot_python(q, vecs)
     mat = np.frombuffer(b"".join(v.tobytes() for v in vecs), dtype=np.float32)
     mat = mat.reshape(len(vecs), len(q))
     prod = mat @ np.frombuffer(q.tobytes(), dtype=np.float32)

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Sequence
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -81,6 +82,7 @@ class Scored:
     importance: float
     recency: float
     score: float
+    scope: float = 1.0
 
 
 def ranks(values: Sequence[float], *, positive_only: bool) -> list[int | None]:
@@ -118,8 +120,12 @@ def fuse(
     weights: Weights,
     now: float,
     limit: int | None = None,
+    scope: Sequence[float] | None = None,
 ) -> list[Scored]:
     """The ``limit`` best candidates (all when None), best first; ties by seq, then id.
+
+    ``scope`` multiplies each candidate's score (the weight of the scope-chain
+    anchor that made it visible); None leaves every score as it is.
 
     ``keyword`` or ``vector`` is None when that signal is not used (a
     keyword-only or vector-only ranking). Candidates that no used signal
@@ -134,21 +140,31 @@ def fuse(
             "keyword and vector weights are both 0 for this mode; give one a positive weight"
         )
     n = len(mems)
-    kr = ranks(keyword, positive_only=True) if keyword is not None else [None] * n
-    vr = ranks(vector, positive_only=False) if vector is not None else [None] * n
     wi, wr, hl = weights.importance, weights.recency, weights.half_life
-    contrib = [_relevance(a, b, wk, wv, c) / best for a, b in zip(kr, vr, strict=True)]
-    scores: dict[int, float] = {}
-    for i, rel in enumerate(contrib):
-        if rel <= 0:
-            continue
+
+    def score(i: int, rel: float) -> float:
         m = mems[i]
         # Lifecycle hook: once a batch form of decay exists, `m.importance`
         # here becomes importance × decay × use boost at `now` (see
         # branchmem.lifecycle, Store.score).
         age = now - m.created_at
         rec = 0.5 ** (age / hl) if age > 0 else 1.0
-        scores[i] = rel * (1 - wi + wi * m.importance) * (1 - wr + wr * rec)
+        s = rel * (1 - wi + wi * m.importance) * (1 - wr + wr * rec)
+        return s * scope[i] if scope is not None else s
+
+    kr_of: Callable[[int], int | None]
+    vr_of: Callable[[int], int | None]
+    if limit is not None and vector is not None and n > 4 * limit:
+        kr_of, vr_of, scores = _top_scores(keyword, vector, wk, wv, c, best, limit, scope, score)
+    else:
+        kr = ranks(keyword, positive_only=True) if keyword is not None else [None] * n
+        vr = ranks(vector, positive_only=False) if vector is not None else [None] * n
+        kr_of, vr_of = kr.__getitem__, vr.__getitem__
+        scores = {}
+        for i in range(n):
+            rel = _relevance(kr[i], vr[i], wk, wv, c) / best
+            if rel > 0:
+                scores[i] = score(i, rel)
     if limit is not None and len(scores) > limit:
         # Only records scoring at least the limit-th best can make the cut;
         # the full (score, seq, id) order is then taken among those few.
@@ -163,15 +179,65 @@ def fuse(
                 m,
                 keyword[i] if keyword is not None else None,
                 vector[i] if vector is not None else None,
-                kr[i],
-                vr[i],
-                contrib[i],
+                kr_of(i),
+                vr_of(i),
+                _relevance(kr_of(i), vr_of(i), wk, wv, c) / best,
                 m.importance,
                 recency(m.created_at, now, hl),
                 scores[i],
+                scope[i] if scope is not None else 1.0,
             )
         )
     return out
+
+
+def _top_scores(
+    keyword: Sequence[float] | None,
+    vector: Sequence[float],
+    wk: float,
+    wv: float,
+    c: float,
+    best: float,
+    limit: int,
+    scope: Sequence[float] | None,
+    score: Callable[[int, float], float],
+) -> tuple[Callable[[int], int | None], Callable[[int], int | None], dict[int, float]]:
+    """The scores of enough candidates to hold the ``limit`` best, and their ranks.
+
+    Every keyword match is scored; the others are scored in vector order until
+    even a perfect prior (at most 1, times the largest scope weight) could not
+    reach the ``limit``-th best score found, since later ones rank lower.
+    Ranks are the same competition ranks as `ranks`, by counting the greater
+    values in sorted lists, so each score is the very float `fuse` would make.
+    """
+    n = len(vector)
+    asc = sorted(vector)
+
+    def vrank(i: int) -> int:
+        return n - bisect_right(asc, vector[i]) + 1
+
+    kr: dict[int, int] = {}
+    if keyword is not None:
+        pos = [i for i, v in enumerate(keyword) if v > 0]
+        kasc = sorted(keyword[i] for i in pos)
+        for i in pos:
+            kr[i] = len(pos) - bisect_right(kasc, keyword[i]) + 1
+    scores = {i: score(i, _relevance(r, vrank(i), wk, wv, c) / best) for i, r in kr.items()}
+    heap = heapq.nlargest(limit, scores.values())
+    heapq.heapify(heap)
+    most = max(scope) if scope is not None else 1.0
+    for i in sorted(range(n), key=vector.__getitem__, reverse=True):
+        if i in kr:
+            continue
+        rel = _relevance(None, vrank(i), wk, wv, c) / best
+        if rel <= 0 or (len(heap) >= limit and rel * most * (1 + 1e-9) < heap[0]):
+            break
+        s = scores[i] = score(i, rel)
+        if len(heap) < limit:
+            heapq.heappush(heap, s)
+        elif s > heap[0]:
+            heapq.heapreplace(heap, s)
+    return kr.get, vrank, scores
 
 
 def _relevance(kr: int | None, vr: int | None, wk: float, wv: float, c: float) -> float:

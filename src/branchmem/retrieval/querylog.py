@@ -173,6 +173,7 @@ def replay(store: Store, log: QueryLog | str | os.PathLike[str]) -> ReplayReport
                 embedder=e.get("embedder") or "hashing",
                 tokenizer=e.get("tokenizer"),
                 weights=Weights.from_dict(e["weights"]) if e.get("weights") else None,
+                scope_weights=e.get("scope_weights"),
                 kind=filters.get("kind"),
                 key_prefix=filters.get("key_prefix"),
                 meta=filters.get("meta"),

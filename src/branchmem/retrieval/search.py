@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
 from ..model import KINDS, Memory
 from ..scope import check_anchors
-from .cache import cache_for, cosines, unit_vector
+from .cache import cache_for
 from .embed import Embedder, default_embedder, get_embedder
 from .fusion import Scored, Weights, fuse
 from .hit import Hit, HitExplanation
-from .keyword import bm25
 from .querylog import QueryLog, log_entry
 from .tokenize import Tokenizer, get_tokenizer
 
@@ -40,6 +39,7 @@ def search(
     embedder: Embedder | str | None = None,
     tokenizer: Tokenizer | str | None = None,
     weights: Weights | None = None,
+    scope_weights: Sequence[float] | None = None,
     kind: str | Sequence[str] | None = None,
     key_prefix: str | None = None,
     meta: Mapping[str, Any] | None = None,
@@ -51,9 +51,12 @@ def search(
     """The ``k`` best records visible at ``at`` for ``query``, best first.
 
     ``at`` is an anchor (event id or branch name) or a scope chain of them:
-    hits visible at the first anchor fill the results first, later anchors
-    fill what is left, and each hit's ``via`` names the anchor that made it
-    visible. ``at=None`` (or ``[]``) finds nothing.
+    the records visible at any anchor of the chain are ranked together, by
+    score, and each hit's ``via`` names the first anchor that sees it.
+    ``scope_weights`` (one positive number per anchor, default all 1)
+    multiplies the score of the hits each anchor brings, e.g. ``[1.0, 0.8]``
+    to prefer the conversation over the user's long-term memory.
+    ``at=None`` (or ``[]``) finds nothing.
 
     ``mode`` is ``"hybrid"`` (keyword and vector ranks fused), ``"keyword"``
     or ``"vector"``. ``embedder`` defaults to `default_embedder()`;
@@ -84,6 +87,7 @@ def search(
     if mode not in MODES:
         raise InvalidInput(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
     anchors = _anchors(at)
+    scopes = _scope_weights(scope_weights, at, anchors)
     kinds = _kinds(kind)
     if key_prefix is not None and not isinstance(key_prefix, str):
         raise InvalidInput(f"key_prefix must be a string, got {key_prefix!r}")
@@ -102,31 +106,34 @@ def search(
     emb = _embedder(embedder) if mode != "keyword" else None
     tok = get_tokenizer(tokenizer) if mode != "vector" else None
 
-    hits: list[Hit] = []
-    qterms = tok(query) if tok is not None else []
-    qvec = None
+    cands: list[Memory] = []
+    via: list[int] = []  # per candidate: the index of the first anchor that sees it
     seen: set[str] = set()
-    for anchor, visible in _gated(store, anchors, namespace, now, as_of):
-        if len(hits) >= k:
-            break
-        if filtering:
-            cands = [
-                m for m in visible if m.id not in seen and _keep(m, kinds, key_prefix, meta, as_of)
-            ]
-        else:
-            cands = [m for m in visible if m.id not in seen] if seen else visible
-        seen.update(m.id for m in visible)
-        if not cands:
+    for i, (_, visible) in enumerate(_gated(store, anchors, namespace, now, as_of)):
+        if i == 0 and not filtering:  # the common case: one anchor, nothing filtered
+            cands = list(visible)
+            via = [0] * len(cands)
+            if len(anchors) > 1:
+                seen.update(m.id for m in visible)
             continue
-        cache = cache_for(store)
-        kw = bm25(qterms, cache.term_stats(tok, cands)) if tok is not None else None
-        vec = None
-        if emb is not None:
-            if qvec is None:
-                qvec = unit_vector(emb.embed_queries([query])[0], emb)
-            vec = cosines(qvec, cache.passage_vectors(emb, cands))
-        for s in fuse(cands, kw, vec, w, t_now, k - len(hits)):
-            hits.append(_hit(store, s, anchor, namespace, explain, w))
+        for m in visible:
+            if m.id in seen:
+                continue
+            seen.add(m.id)
+            if not filtering or _keep(m, kinds, key_prefix, meta, as_of):
+                cands.append(m)
+                via.append(i)
+    boost = None
+    if scopes is not None and any(x != 1.0 for x in scopes):
+        boost = [scopes[i] for i in via]
+    # The candidate set's identity: which anchors, filtered how (keys a kept state).
+    key = (namespace, tuple(anchors), repr((kinds, key_prefix, meta, as_of)))
+    ranked = rank(store, key, query, cands, tok, emb, w, t_now, k, boost)
+    pos = {id(m): n for n, m in enumerate(cands)} if len(anchors) > 1 else {}
+    hits = [
+        _hit(store, s, anchors[via[pos[id(s.memory)]] if pos else 0], namespace, explain, w)
+        for s in ranked
+    ]
     if log is not None:
         entry = log_entry(
             namespace=namespace,
@@ -137,6 +144,7 @@ def search(
             embedder=emb.name if emb is not None else None,
             tokenizer=tok.name if tok is not None else None,
             weights=w.to_dict(),
+            scope_weights=scopes,
             filters={"kind": kinds, "key_prefix": key_prefix, "meta": dict(meta or {}) or None},
             now=t_now,
             as_of=as_of,
@@ -145,6 +153,66 @@ def search(
         )
         (log if isinstance(log, QueryLog) else QueryLog(log)).write(entry)
     return hits
+
+
+def rank(
+    store: Store,
+    key: Hashable,
+    query: str,
+    cands: list[Memory],
+    tok: Tokenizer | None,
+    emb: Embedder | None,
+    w: Weights,
+    now: float,
+    k: int,
+    boost: list[float] | None,
+) -> list[Scored]:
+    """The ``k`` best of ``cands`` (already gated and filtered), fused.
+
+    BM25 postings and the vector matrix of ``cands`` are kept under ``key``
+    between queries (`retrieval.state`), checked against ``cands`` each time.
+    """
+    if not cands:
+        return []
+    cache = cache_for(store)
+    kw = vec = None
+    if tok is not None:
+        kw = cache.states.keyword_scores(
+            (key, tok.name), cands, lambda ms: cache.term_stats(tok, ms), tok(query)
+        )
+    if emb is not None:
+        backend = _backend(store)
+        vec = cache.states.cosines(
+            (key, emb.name),
+            emb.dim,
+            cands,
+            lambda ms: cache.passage_vectors(emb, ms, backend),
+            cache.query_vector(emb, query),
+        )
+    return fuse(cands, kw, vec, w, now, k, boost)
+
+
+def _scope_weights(value: Any, at: Any, anchors: list[str]) -> list[float] | None:
+    """One weight per distinct anchor (``at`` as given may repeat one: its first counts)."""
+    if value is None:
+        return None
+    given = [at] if isinstance(at, str) else list(at or [])
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise InvalidInput(
+            f"scope_weights must be a list of numbers, one per anchor; got {value!r}"
+        )
+    out = list(value)
+    if len(out) != len(given):
+        raise InvalidInput(
+            f"scope_weights has {len(out)} numbers for {len(given)} anchors; give one per anchor"
+        )
+    for x in out:
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not 0 < x < float("inf"):
+            raise InvalidInput(f"each scope weight must be a positive number, got {x!r}")
+    first: dict[str, float] = {}
+    for a, x in zip(given, out, strict=True):
+        first.setdefault(a, float(x))
+    return [first[a] for a in anchors]
 
 
 def prepare(
@@ -177,20 +245,18 @@ def prepare(
             seen.setdefault(m.id, m)
     mems = list(seen.values())
     cache.term_stats(tok, mems)
-    cache.passage_vectors(emb, mems)
+    cache.passage_vectors(emb, mems, _backend(store))
     return len(mems)
 
 
 def _gated(
     store: Store, anchors: list[str], ns: str, now: float | None, as_of: float | None
 ) -> Iterator[tuple[str, list[Memory]]]:
-    """Each anchor with the records visible there, lazily, in chain order.
+    """Each anchor with the records visible there, in chain order.
 
-    One ``memories(at=a)`` per anchor: the gate is the store's, untouched, and
-    later anchors are read only while hits are missing. A scope-chain read
-    (``memories(at=[...])``, each record carrying ``via``) gives the same
-    records but reads every anchor up front. ``now`` and ``as_of`` go to the
-    read, so expiry, validity and time travel apply before ranking.
+    One ``memories(at=a)`` per anchor: the gate is the store's, untouched.
+    ``now`` and ``as_of`` go to the read, so expiry, validity and time travel
+    apply before ranking.
     """
     for a in anchors:
         yield a, store.memories(at=a, namespace=ns, now=now, as_of=as_of)
@@ -282,4 +348,10 @@ def _scoring(s: Scored, w: Weights) -> str:
         f"{rank('vector', s.vector_rank, s.vector, w.vector)}] "
         f"× importance (1-{w.importance:g}+{w.importance:g}×{s.importance:.3g}) "
         f"× recency (1-{w.recency:g}+{w.recency:g}×{s.recency:.3g})"
+        + (f" × scope weight {s.scope:g}" if s.scope != 1.0 else "")
     )
+
+
+def _backend(store: Store) -> object:
+    """The store's backend, for its vector table (the one thing search writes)."""
+    return getattr(store, "_b", None)

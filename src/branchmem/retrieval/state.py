@@ -1,0 +1,189 @@
+"""Search state kept between queries: per candidate set, its BM25 postings and
+its vector matrix, extended when new records become visible.
+
+A search still reads the gate every time (`Store.memories` per anchor); the
+state only saves re-deriving the ranking inputs from the records it returned.
+Each use checks the state against that fresh candidate list (ids and texts,
+in order): the same list reuses it, a list that extends it appends the new
+records, anything else (a purge, an expiry, a record that became visible in
+the middle of the order, another process's write) rebuilds it. So the state
+never needs invalidating: it cannot serve a candidate set other than the one
+the gate just gave, whichever `Store` object or process wrote the file.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from array import array
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
+
+from ..model import Memory
+from .cache import ROUND, TermStats, dot_python, numpy_or_none
+from .keyword import K1, B
+
+MAX_STATES = 4
+"""Candidate sets kept per store (each holds a copy of its vectors)."""
+
+
+class _Held:
+    """The candidate list a state was made from: ids and texts, in order."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.texts: list[str] = []
+
+    def new_part(self, mems: Sequence[Memory]) -> list[Memory] | None:
+        """The records past the held prefix, or None when ``mems`` does not extend it."""
+        n = len(self.ids)
+        if len(mems) < n:
+            return None
+        head = mems[:n]
+        if [m.id for m in head] != self.ids or [m.content for m in head] != self.texts:
+            return None
+        return list(mems[n:])
+
+    def hold(self, mems: Sequence[Memory]) -> None:
+        self.ids += [m.id for m in mems]
+        self.texts += [m.content for m in mems]
+
+
+class KeywordIndex(_Held):
+    """BM25 postings of one candidate set: ``term -> [(position, tf)]``, in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.postings: dict[str, list[tuple[int, int]]] = {}
+        self.lengths: list[int] = []
+        self.total = 0
+
+    def add(self, stats: Sequence[TermStats]) -> None:
+        postings, base = self.postings, len(self.lengths)
+        for i, (tf, length) in enumerate(stats, base):
+            for t, f in tf.items():
+                plist = postings.get(t)
+                if plist is None:
+                    postings[t] = [(i, f)]
+                else:
+                    plist.append((i, f))
+            self.lengths.append(length)
+            self.total += length
+
+    def scores(self, query_terms: Sequence[str]) -> list[float]:
+        """`keyword.bm25` of the held candidates, from the postings: the same
+        arithmetic in the same order, so the very same floats."""
+        n = len(self.lengths)
+        scores = [0.0] * n
+        terms = list(dict.fromkeys(query_terms))
+        if not n or not terms:
+            return scores
+        avg = self.total / n or 1.0
+        lengths = self.lengths
+        for t in terms:
+            hits = self.postings.get(t)
+            if not hits:
+                continue
+            df = len(hits)
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            for i, f in hits:
+                norm = K1 * (1 - B + B * lengths[i] / avg)
+                scores[i] += idf * f * (K1 + 1) / (f + norm)
+        return scores
+
+
+class VectorIndex(_Held):
+    """Unit vectors of one candidate set, as rows of a matrix that grows."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.dim = dim
+        self.vecs: list[array[float]] = []
+        self._buf: Any = None  # numpy float32 (capacity, dim), rows [0, n) in use
+
+    def add(self, vecs: Sequence[array[float]]) -> None:
+        self.vecs += vecs
+        np = numpy_or_none()
+        if np is None or not vecs:
+            return
+        n_old, n = len(self.vecs) - len(vecs), len(self.vecs)
+        if self._buf is None or self._buf.shape[0] < n:
+            buf = np.empty((max(64, 2 * n), self.dim), dtype=np.float32)
+            if self._buf is not None:
+                buf[:n_old] = self._buf[:n_old]
+            self._buf = buf
+        rows = np.frombuffer(b"".join(v.tobytes() for v in vecs), dtype=np.float32)
+        self._buf[n_old:n] = rows.reshape(len(vecs), self.dim)
+
+    def cosines(self, q: array[float]) -> list[float]:
+        """`cache.cosines` of ``q`` with the held vectors (rounded alike)."""
+        n = len(self.vecs)
+        np = numpy_or_none()
+        if n < 64 or np is None:
+            return dot_python(q, self.vecs)
+        prod = self._buf[:n] @ np.frombuffer(q.tobytes(), dtype=np.float32)
+        scores: list[float] = np.round(prod.astype(np.float64), ROUND).tolist()
+        return scores
+
+
+class SearchStates:
+    """The states of one store, the most recently used `MAX_STATES` kept."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()  # held while a state is updated and read
+        self._states: dict[Hashable, _Held] = {}
+
+    def clear(self) -> None:
+        with self._lock:
+            self._states.clear()
+
+    def _get(self, key: Hashable, make: Callable[[], _Held]) -> _Held:
+        st = self._states.pop(key, None)
+        if st is None:
+            st = make()
+        self._states[key] = st  # most recent last
+        while len(self._states) > MAX_STATES:
+            del self._states[next(iter(self._states))]
+        return st
+
+    def keyword_scores(
+        self,
+        key: Hashable,
+        mems: Sequence[Memory],
+        stats_of: Callable[[Sequence[Memory]], list[TermStats]],
+        query_terms: Sequence[str],
+    ) -> list[float]:
+        """BM25 of each of ``mems`` for the query, from their postings, brought up
+        to date first (``stats_of`` derives the new records' term stats)."""
+        with self._lock:
+            st = self._get(("kw", key), KeywordIndex)
+            assert isinstance(st, KeywordIndex)
+            new = st.new_part(mems)
+            if new is None:
+                st = self._states[("kw", key)] = KeywordIndex()
+                new = list(mems)
+            if new:
+                st.add(stats_of(new))
+                st.hold(new)
+            return st.scores(query_terms)
+
+    def cosines(
+        self,
+        key: Hashable,
+        dim: int,
+        mems: Sequence[Memory],
+        vectors_of: Callable[[Sequence[Memory]], list[array[float]]],
+        q: array[float],
+    ) -> list[float]:
+        """Cosine of ``q`` with each of ``mems``, from their matrix, brought up to date."""
+        with self._lock:
+            st = self._get(("vec", key, dim), lambda: VectorIndex(dim))
+            assert isinstance(st, VectorIndex)
+            new = st.new_part(mems)
+            if new is None:
+                st = self._states[("vec", key, dim)] = VectorIndex(dim)
+                new = list(mems)
+            if new:
+                st.add(vectors_of(new))
+                st.hold(new)
+            return st.cosines(q)

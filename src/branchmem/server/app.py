@@ -1,0 +1,371 @@
+"""The HTTP API: FastAPI routes over `branchmem.server.service`.
+
+Routes only parse, call one service function, and format (``to_dict``).
+Errors are mapped in one place (`_error_handlers`) to one JSON shape.
+`create_app` returns a plain FastAPI app, so more can be mounted on it
+(a static inspector at ``/ui``, for instance) with ``app.mount(...)``.
+"""
+
+import threading
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
+
+from fastapi import Depends, FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from .. import __version__
+from ..errors import BranchmemError, InvalidInput
+from ..store import Store
+from . import models as M
+from . import service as svc
+from .auth import ANONYMOUS, KeyStore, Principal
+from .errors import Unauthorized, UnknownRoute, to_payload
+from .limits import BodyLimit, LoopbackHosts
+from .service import Ctx, Limits, Page
+
+T = TypeVar("T")
+NS = "/v1/namespaces/{namespace}"
+MEM = NS + "/memories/{memory_id:path}"
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": M.ErrorOut} for code in (401, 403, 404, 409, 413, 422, 500)
+}
+
+
+class Served:
+    """What every request shares: the store, the keys, the limits, and one lock
+    (the server makes one store call at a time: the in-memory backend is not
+    thread-safe, and SQLite serializes writers anyway)."""
+
+    def __init__(
+        self,
+        store: Store,
+        keys: KeyStore | None,
+        limits: Limits,
+        embedder: str | None,
+    ) -> None:
+        self.store = store
+        self.keys = keys
+        self.limits = limits
+        self.embedder = embedder
+        self.lock = threading.Lock()
+
+    def principal(self, key: str | None) -> Principal:
+        """The principal of a key (``keys=None``: an unauthenticated server)."""
+        if self.keys is None:
+            return ANONYMOUS
+        if not key:
+            raise Unauthorized(
+                "no API key: send `Authorization: Bearer KEY` or `X-API-Key: KEY` "
+                "(`branchmem keys create` makes one)"
+            )
+        who = self.keys.authenticate(key)
+        if who is None:
+            raise Unauthorized("unknown or revoked API key; `branchmem keys list` shows the keys")
+        return who
+
+    def call(self, fn: Callable[..., T], ctx: Ctx, *args: Any, **kwargs: Any) -> T:
+        with self.lock:
+            return fn(ctx, *args, **kwargs)
+
+
+def key_of(request: Request) -> str | None:
+    auth = request.headers.get("authorization", "")
+    if auth[:7].lower() == "bearer ":
+        return auth[7:].strip()
+    return request.headers.get("x-api-key")
+
+
+def create_app(
+    store: Store,
+    keys: KeyStore | None,
+    *,
+    limits: Limits | None = None,
+    embedder: str | None = None,
+    mcp: bool = True,
+) -> FastAPI:
+    """The ASGI app serving ``store``. ``keys=None`` serves without authentication
+    (every caller is ``anonymous`` with admin on every namespace: loopback only)."""
+    served = Served(store, keys, limits or Limits(), embedder)
+    app = FastAPI(
+        title="branchmem",
+        version=__version__,
+        description="Memory for LLM agents whose history is a tree. Every route under "
+        "/v1 needs `Authorization: Bearer KEY` (or `X-API-Key`).",
+        responses=_ERRORS,
+    )
+    app.state.served = served
+    _error_handlers(app)
+    _routes(app, served)
+    if mcp:
+        from .mcp_tools import mount_mcp
+
+        mount_mcp(app, served)
+    app.add_middleware(BodyLimit, max_bytes=served.limits.max_body_bytes)
+    if keys is None:
+        app.add_middleware(LoopbackHosts)
+    return app
+
+
+def _error_handlers(app: FastAPI) -> None:
+    def answer(exc: BranchmemError, status: int | None = None, **detail: Any) -> JSONResponse:
+        return JSONResponse(to_payload(exc, detail), status_code=status or exc.http_status)
+
+    @app.exception_handler(BranchmemError)
+    async def branchmem_error(request: Request, exc: BranchmemError) -> JSONResponse:
+        return answer(exc)
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = [
+            {"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))}
+            for e in exc.errors()
+        ]
+        where = "; ".join(f"{'.'.join(e['loc'])}: {e['msg']}" for e in errors[:5])
+        return answer(InvalidInput(f"the request does not fit the API: {where}"), errors=errors)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 404:
+            err: BranchmemError = UnknownRoute(f"no route {request.url.path}; see /docs")
+        elif exc.status_code == 405:
+            err = UnknownRoute(f"{request.method} is not served on {request.url.path}; see /docs")
+        else:
+            err = InvalidInput(str(exc.detail))
+        return answer(err, exc.status_code)
+
+    @app.exception_handler(Exception)
+    async def internal_error(request: Request, exc: Exception) -> JSONResponse:
+        return answer(BranchmemError("internal server error; the server log has the details"))
+
+
+def _paged(p: Page, name: str) -> dict[str, Any]:
+    return {name: [x.to_dict() for x in p.items], "next_offset": p.next_offset}
+
+
+Offset = Annotated[int, Query(ge=0)]
+Limit = Annotated[int | None, Query(ge=1)]
+
+
+def _ctx(namespace: str, request: Request) -> Ctx:
+    served: Served = request.app.state.served
+    who = served.principal(key_of(request))
+    c = Ctx(served.store, who, served.limits, served.embedder)
+    c.allow(namespace, "read")  # a namespace unknown to this key: 404 before anything else
+    return c
+
+
+C = Annotated[Ctx, Depends(_ctx)]
+
+
+def _routes(app: FastAPI, served: Served) -> None:
+    call = served.call
+
+    @app.get("/healthz", response_model=M.HealthOut, tags=["health"])
+    def healthz() -> dict[str, Any]:
+        return {"status": "ok", "version": __version__}
+
+    @app.get("/v1/me", response_model=M.MeOut, tags=["health"])
+    def me(request: Request) -> dict[str, Any]:
+        """Who the key acts as, and its grants (the namespaces it may see)."""
+        who = served.principal(key_of(request))
+        return {"principal": who.name, "grants": [str(g) for g in who.grants]}
+
+    # ------------------------------------------------------------- events
+    @app.post(f"{NS}/events", response_model=M.EventsOut, tags=["events"])
+    def post_events(namespace: str, body: M.EventIn | M.EventsIn, c: C) -> dict[str, Any]:
+        items = body.events if isinstance(body, M.EventsIn) else [body]
+        done = call(svc.add_events, c, namespace, [i.model_dump() for i in items])
+        return {"events": [e.to_dict() for e in done], "next_offset": None}
+
+    @app.get(f"{NS}/events/{{event_id:path}}", response_model=M.EventOut, tags=["events"])
+    def get_event(namespace: str, event_id: str, c: C) -> dict[str, Any]:
+        return call(svc.get_event, c, namespace, event_id).to_dict()
+
+    @app.get(f"{NS}/path", response_model=M.EventsOut, tags=["events"])
+    def get_path(
+        namespace: str, c: C, at: str | None = None, offset: Offset = 0, limit: Limit = None
+    ) -> dict[str, Any]:
+        return _paged(call(svc.path, c, namespace, at, offset, limit), "events")
+
+    # ----------------------------------------------------------- memories
+    @app.post(f"{NS}/memories", response_model=M.MemoriesOut, tags=["memories"])
+    def post_memories(namespace: str, body: M.MemoryIn | M.MemoriesIn, c: C) -> dict[str, Any]:
+        items = body.memories if isinstance(body, M.MemoriesIn) else [body]
+        dumped = [i.model_dump(exclude_none=True) for i in items]
+        done = call(svc.add_memories, c, namespace, dumped)
+        return {"memories": [m.to_dict() for m in done], "next_offset": None}
+
+    @app.get(f"{NS}/memories", response_model=M.MemoriesOut, tags=["memories"])
+    def get_memories(
+        namespace: str,
+        c: C,
+        at: Annotated[list[str] | None, Query(description="repeat for a scope chain")] = None,
+        kind: str | None = None,
+        now: float | None = None,
+        as_of: float | None = None,
+        include_archived: bool = False,
+        offset: Offset = 0,
+        limit: Limit = None,
+    ) -> dict[str, Any]:
+        anchor: str | list[str] | None = at[0] if at and len(at) == 1 else at
+        p = call(
+            svc.memories,
+            c,
+            namespace,
+            anchor,
+            kind=kind,
+            now=now,
+            as_of=as_of,
+            include_archived=include_archived,
+            offset=offset,
+            limit=limit,
+        )
+        return _paged(p, "memories")
+
+    @app.get(f"{MEM}/explain", response_model=M.ExplanationOut, tags=["memories"])
+    def get_explain(
+        namespace: str, memory_id: str, c: C, at: str | None = None, now: float | None = None
+    ) -> dict[str, Any]:
+        return call(svc.explain, c, namespace, memory_id, at, now).to_dict()
+
+    @app.get(f"{MEM}/visible", response_model=M.VisibleOut, tags=["memories"])
+    def get_visible(namespace: str, memory_id: str, c: C, at: str | None = None) -> dict[str, Any]:
+        return {"visible": call(svc.visible, c, namespace, memory_id, at)}
+
+    @app.post(f"{MEM}/retract", response_model=M.MemoryOut, tags=["memories"])
+    def post_retract(namespace: str, memory_id: str, body: M.RetractIn, c: C) -> dict[str, Any]:
+        return call(svc.retract, c, namespace, memory_id, body.sources, body.id).to_dict()
+
+    @app.post(f"{MEM}/supersede", response_model=M.MemoryOut, tags=["memories"])
+    def post_supersede(namespace: str, memory_id: str, body: M.SupersedeIn, c: C) -> dict[str, Any]:
+        fields = body.model_dump(exclude={"content", "sources"})
+        done = call(svc.supersede, c, namespace, memory_id, body.content, body.sources, **fields)
+        return done.to_dict()
+
+    @app.post(f"{NS}/search", response_model=M.HitsOut, tags=["memories"])
+    def post_search(namespace: str, body: M.SearchIn, c: C) -> dict[str, Any]:
+        options = body.model_dump(exclude={"query", "at", "k"})
+        hits = call(svc.search, c, namespace, body.query, body.at, body.k, **options)
+        return {"hits": [h.to_dict() for h in hits]}
+
+    @app.post(f"{NS}/extract", response_model=M.MemoriesOut, tags=["memories"])
+    def post_extract(namespace: str, body: M.ExtractIn, c: C) -> dict[str, Any]:
+        done = call(svc.extract, c, namespace, body.at, body.window)
+        return {"memories": [m.to_dict() for m in done], "next_offset": None}
+
+    @app.get(f"{NS}/context", response_model=M.ContextOut, tags=["memories"])
+    def get_context(
+        namespace: str,
+        c: C,
+        at: Annotated[list[str] | None, Query(description="repeat for a scope chain")] = None,
+        query: str | None = None,
+        window: Annotated[int | None, Query(ge=0)] = 8,
+        k: Annotated[int | None, Query(ge=0)] = 10,
+    ) -> dict[str, Any]:
+        anchor: str | list[str] | None = at[0] if at and len(at) == 1 else at
+        return call(svc.context, c, namespace, anchor, query, window, k).to_dict()
+
+    @app.get(f"{MEM}/score", response_model=M.ScoreOut, tags=["lifecycle"])
+    def get_score(namespace: str, memory_id: str, c: C, now: float | None = None) -> dict[str, Any]:
+        return {"score": call(svc.score, c, namespace, memory_id, now)}
+
+    @app.post(f"{MEM}/restore", response_model=M.MemoryOut, tags=["lifecycle"])
+    def post_restore(namespace: str, memory_id: str, c: C) -> dict[str, Any]:
+        return call(svc.restore, c, namespace, memory_id).to_dict()
+
+    @app.post(f"{NS}/touch", response_model=M.IdsOut, tags=["lifecycle"])
+    def post_touch(namespace: str, body: M.TouchIn, c: C) -> dict[str, Any]:
+        call(svc.touch, c, namespace, body.ids, body.now)
+        return {"ids": body.ids}
+
+    @app.post(f"{NS}/archive", response_model=M.IdsOut, tags=["lifecycle"])
+    def post_archive(namespace: str, body: M.ArchiveIn, c: C) -> dict[str, Any]:
+        return {"ids": call(svc.archive_expired, c, namespace, body.now)}
+
+    @app.get(f"{MEM}", response_model=M.MemoryOut, tags=["memories"])
+    def get_memory(namespace: str, memory_id: str, c: C) -> dict[str, Any]:
+        return call(svc.get_memory, c, namespace, memory_id).to_dict()
+
+    # ----------------------------------------------------------- branches
+    @app.post(f"{NS}/branches", response_model=M.BranchOut, tags=["branches"])
+    def post_branch(namespace: str, body: M.BranchIn, c: C) -> dict[str, Any]:
+        return call(svc.create_branch, c, namespace, body.name, body.at).to_dict()
+
+    @app.get(f"{NS}/branches", response_model=M.BranchesOut, tags=["branches"])
+    def get_branches(
+        namespace: str, c: C, offset: Offset = 0, limit: Limit = None
+    ) -> dict[str, Any]:
+        return _paged(call(svc.branches, c, namespace, offset, limit), "branches")
+
+    @app.post(f"{NS}/branches/{{name:path}}/head", response_model=M.BranchOut, tags=["branches"])
+    def post_head(namespace: str, name: str, body: M.HeadIn, c: C) -> dict[str, Any]:
+        moved = call(svc.move_branch, c, namespace, name, body.to, body.expected_head)
+        return moved.to_dict()
+
+    @app.get(f"{NS}/branches/{{name:path}}", response_model=M.BranchOut, tags=["branches"])
+    def get_branch(namespace: str, name: str, c: C) -> dict[str, Any]:
+        return call(svc.get_branch, c, namespace, name).to_dict()
+
+    @app.delete(f"{NS}/branches/{{name:path}}", response_model=M.DeletedOut, tags=["branches"])
+    def delete_branch(namespace: str, name: str, c: C) -> dict[str, Any]:
+        call(svc.delete_branch, c, namespace, name)
+        return {"deleted": name}
+
+    @app.post(f"{NS}/merge", response_model=M.MergeOut, tags=["branches"])
+    def post_merge(namespace: str, body: M.MergeIn, c: C) -> dict[str, Any]:
+        options = body.model_dump(exclude={"source", "into"})
+        return call(svc.merge, c, namespace, body.source, body.into, **options).to_dict()
+
+    @app.get(f"{NS}/conflicts", response_model=M.ConflictsOut, tags=["branches"])
+    def get_conflicts(
+        namespace: str, c: C, at: str | None = None, offset: Offset = 0, limit: Limit = None
+    ) -> dict[str, Any]:
+        return _paged(call(svc.conflicts, c, namespace, at, offset, limit), "conflicts")
+
+    @app.post(
+        f"{NS}/conflicts/{{conflict_id:path}}/resolve", response_model=M.EventOut, tags=["branches"]
+    )
+    def post_resolve(namespace: str, conflict_id: str, body: M.ResolveIn, c: C) -> dict[str, Any]:
+        ev = call(
+            svc.resolve, c, namespace, conflict_id, body.keep, body.branch, body.expected_head
+        )
+        return ev.to_dict()
+
+    @app.post(f"{NS}/snapshots", response_model=M.SnapshotOut, tags=["branches"])
+    def post_snapshot(namespace: str, body: M.SnapshotIn, c: C) -> dict[str, Any]:
+        return call(svc.snapshot, c, namespace, body.branch, body.name).to_dict()
+
+    @app.get(f"{NS}/snapshots", response_model=M.SnapshotsOut, tags=["branches"])
+    def get_snapshots(
+        namespace: str, c: C, offset: Offset = 0, limit: Limit = None
+    ) -> dict[str, Any]:
+        return _paged(call(svc.snapshots, c, namespace, offset, limit), "snapshots")
+
+    @app.post(f"{NS}/rollback", response_model=M.BranchOut, tags=["branches"])
+    def post_rollback(namespace: str, body: M.RollbackIn, c: C) -> dict[str, Any]:
+        return call(svc.rollback, c, namespace, body.branch, body.to).to_dict()
+
+    @app.get(f"{NS}/history", response_model=M.HistoryOut, tags=["branches"])
+    def get_history(
+        namespace: str, branch: str, c: C, offset: Offset = 0, limit: Limit = None
+    ) -> dict[str, Any]:
+        return _paged(call(svc.history, c, namespace, branch, offset, limit), "moves")
+
+    @app.post(f"{NS}/prune", response_model=M.IdsOut, tags=["branches"])
+    def post_prune(namespace: str, body: M.PruneIn, c: C) -> dict[str, Any]:
+        pruned = call(svc.prune_branches, c, namespace, body.prefix, body.older_than, body.now)
+        return {"ids": pruned}
+
+    # -------------------------------------------------------------- admin
+    @app.post(f"{NS}/purge", response_model=M.PurgeOut, tags=["admin"])
+    def post_purge(namespace: str, body: M.PurgeIn, c: C) -> dict[str, Any]:
+        removed = call(svc.purge, c, namespace, body.events, body.memories, body.whole_namespace)
+        return {"removed": removed}
+
+    @app.get(f"{NS}/audit", response_model=M.AuditOut, tags=["admin"])
+    def get_audit(
+        namespace: str, c: C, since: float | None = None, offset: Offset = 0, limit: Limit = None
+    ) -> dict[str, Any]:
+        return _paged(call(svc.audit, c, namespace, since, offset, limit), "entries")

@@ -1,0 +1,181 @@
+"""MCP tools over the service layer: stdio (``branchmem mcp``) and streamable
+HTTP mounted at ``/mcp`` on the HTTP server, with the same keys and grants.
+
+Each tool returns a dict (structured output). Over HTTP the caller's key is
+read from the request's ``Authorization: Bearer`` or ``X-API-Key`` header, as
+on the REST routes; over stdio the tools act as the principal the command
+was started with. A `BranchmemError` becomes a tool error whose text is the
+one JSON error shape of the REST API.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.routing import Route
+
+from ..errors import BranchmemError
+from . import service as svc
+from .auth import Principal
+from .errors import to_payload
+from .service import Ctx
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from .app import Served
+
+T = TypeVar("T")
+INSTRUCTIONS = (
+    "branchmem: memory whose history is a tree. Record each message with add_event "
+    "(parent = the previous message), store facts with remember (sources = the events "
+    "they came from), and read with recall/memories at the current message: only "
+    "memories whose sources are on that message's path are visible."
+)
+
+
+def build_mcp(
+    served: Served, *, namespace: str = "default", principal: Principal | None = None
+) -> MCPServer:
+    """The MCP server. ``principal`` acts for stdio (where there are no headers);
+    over HTTP every call authenticates its own key. ``namespace`` is the default
+    of every tool's ``namespace`` argument."""
+
+    def run(ctx: Context, fn: Callable[..., T], ns: str | None, *args: Any, **kw: Any) -> T:
+        try:
+            headers = ctx.headers
+            if headers is not None:
+                who = served.principal(_key(headers))
+            elif principal is not None:
+                who = principal
+            else:
+                who = served.principal(None)
+            c = Ctx(served.store, who, served.limits, served.embedder)
+            return served.call(fn, c, ns or namespace, *args, **kw)
+        except BranchmemError as exc:
+            raise ToolError(json.dumps(to_payload(exc), ensure_ascii=False)) from exc
+
+    server: MCPServer = MCPServer("branchmem", instructions=INSTRUCTIONS)
+
+    @server.tool()
+    def add_event(
+        ctx: Context,
+        id: str,
+        content: str = "",
+        parent: str | list[str] | None = None,
+        role: str = "user",
+        branch: str | None = None,
+        namespace: str | None = None,
+    ) -> dict[str, Any]:
+        """Record one message or note in the history tree, under ``parent`` (an event
+        id; a list for a merge; none for a root) or, with ``branch``, under that
+        branch's head (which then advances)."""
+        item = {"id": id, "content": content, "parent": parent, "role": role, "branch": branch}
+        return run(ctx, svc.add_events, namespace, [item])[0].to_dict()
+
+    @server.tool()
+    def remember(
+        ctx: Context,
+        content: str,
+        sources: list[str] | None = None,
+        branch: str | None = None,
+        kind: str = "semantic",
+        key: str | None = None,
+        importance: float = 0.5,
+        namespace: str | None = None,
+    ) -> dict[str, Any]:
+        """Store a memory derived from ``sources`` (event ids), or, with ``branch``
+        instead, write it on that branch (a note event under its head, as source)."""
+        item: dict[str, Any] = {"content": content, "kind": kind, "importance": importance}
+        item |= {k: v for k, v in (("sources", sources), ("branch", branch), ("key", key)) if v}
+        return run(ctx, svc.add_memories, namespace, [item])[0].to_dict()
+
+    @server.tool()
+    def recall(
+        ctx: Context, query: str, at: str, k: int = 10, namespace: str | None = None
+    ) -> dict[str, Any]:
+        """Search the memories visible at ``at`` (an event id or branch name) for
+        ``query``; the ``k`` best, with their scores."""
+        hits = run(ctx, svc.search, namespace, query, at, k)
+        return {"hits": [h.to_dict() for h in hits]}
+
+    @server.tool()
+    def memories(ctx: Context, at: str, namespace: str | None = None) -> dict[str, Any]:
+        """Every memory visible at ``at`` (an event id or branch name), oldest first."""
+        found = run(ctx, svc.memories, namespace, at)
+        return {"memories": [m.to_dict() for m in found.items], "next_offset": found.next_offset}
+
+    @server.tool()
+    def explain(
+        ctx: Context, memory_id: str, at: str, namespace: str | None = None
+    ) -> dict[str, Any]:
+        """Why a memory is visible or hidden at ``at``: each source's state."""
+        return run(ctx, svc.explain, namespace, memory_id, at).to_dict()
+
+    @server.tool()
+    def context(
+        ctx: Context, at: str, query: str | None = None, namespace: str | None = None
+    ) -> dict[str, Any]:
+        """What a model should see at ``at``: the recent messages on its path and the
+        visible memories (ranked for ``query``), with ``text``, one prompt block."""
+        return run(ctx, svc.context, namespace, at, query).to_dict()
+
+    @server.tool()
+    def branches(ctx: Context, namespace: str | None = None) -> dict[str, Any]:
+        """Every named branch: head, fork point, parent, visible-memory count."""
+        found = run(ctx, svc.branches, namespace)
+        return {"branches": [b.to_dict() for b in found.items]}
+
+    @server.tool()
+    def create_branch(
+        ctx: Context, name: str, at: str, namespace: str | None = None
+    ) -> dict[str, Any]:
+        """Fork a new branch at an event or at another branch's head."""
+        return run(ctx, svc.create_branch, namespace, name, at).to_dict()
+
+    return server
+
+
+def _key(headers: Mapping[str, str]) -> str | None:
+    lower = {k.lower(): v for k, v in headers.items()}
+    auth = lower.get("authorization", "")
+    if auth[:7].lower() == "bearer ":
+        return auth[7:].strip()
+    return lower.get("x-api-key")
+
+
+def mount_mcp(app: FastAPI, served: Served) -> None:
+    """Serve the tools as streamable HTTP at ``/mcp`` (keys and grants as on /v1).
+
+    DNS-rebinding protection (a Host check) is on only for a server without
+    keys: with keys, every call must carry one anyway.
+    """
+    server = build_mcp(served)
+    protect = served.keys is None
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=protect,
+        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+    )
+    inner = server.streamable_http_app(
+        streamable_http_path="/mcp", transport_security=security, stateless_http=True
+    )
+    manager = server.session_manager
+    for route in inner.routes:
+        if isinstance(route, Route) and route.path == "/mcp":
+            app.router.routes.append(route)
+    parent = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(a: Any) -> Any:
+        async with manager.run(), parent(a) as state:
+            yield state
+
+    app.router.lifespan_context = lifespan

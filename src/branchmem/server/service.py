@@ -1,0 +1,384 @@
+"""The service layer: every served operation, once.
+
+Plain functions taking a `Ctx` (a `Store`, the calling `Principal`, the
+server's limits) and a namespace. Each checks the principal's grant, then
+calls the store's public API with ``actor=`` set to the principal, so every
+write is audited under its caller. The HTTP routes, the MCP tools and the
+CLI only parse, call these, and format; no rule lives in them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from ..branch_types import AuditEntry, HeadMove, MergeResult, Snapshot
+from ..context import Context
+from ..errors import BranchConflict, InvalidInput, UnknownBranch
+from ..model import Branch, Event, Explanation, Memory
+from ..retrieval.hit import Hit
+from ..store import Store
+from ..validate import check_namespace
+from .auth import Principal
+from .errors import LimitExceeded, PayloadTooLarge
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Caps a server puts on one request (over them: 413 or 422)."""
+
+    max_body_bytes: int = 1_000_000
+    max_batch: int = 1_000
+    max_k: int = 100
+    max_page: int = 1_000
+
+    def batch(self, items: Sequence[T], what: str) -> Sequence[T]:
+        if len(items) > self.max_batch:
+            raise PayloadTooLarge(
+                f"{len(items)} {what} in one request; this server takes at most "
+                f"{self.max_batch}: send them in several requests"
+            )
+        return items
+
+    def page(self, limit: int | None) -> int:
+        if limit is None:
+            return self.max_page
+        if limit < 1 or limit > self.max_page:
+            raise LimitExceeded(f"limit must be between 1 and {self.max_page}, got {limit}")
+        return limit
+
+
+@dataclass(frozen=True)
+class Ctx:
+    """Who calls, on which store, under which limits (and with which embedder)."""
+
+    store: Store
+    who: Principal
+    limits: Limits = field(default_factory=Limits)
+    embedder: str | None = None
+
+    def allow(self, namespace: str, need: str, branch: str | None = None) -> str:
+        ns = check_namespace(namespace)
+        self.who.authorize(ns, need, branch)
+        return ns
+
+
+@dataclass(frozen=True)
+class Page:
+    """A slice of a list and the offset of the next one (``None`` at the end)."""
+
+    items: list[Any]
+    next_offset: int | None
+
+
+def page(items: list[T], offset: int, limit: int) -> Page:
+    if offset < 0:
+        raise InvalidInput(f"offset must be 0 or more, got {offset}")
+    end = offset + limit
+    return Page(items[offset:end], end if end < len(items) else None)
+
+
+# ------------------------------------------------------------------ events
+def add_events(ctx: Ctx, namespace: str, items: Sequence[Mapping[str, Any]]) -> list[Event]:
+    """Add events (one with ``branch`` goes under that branch's head)."""
+    ctx.allow(namespace, "read")  # an unknown namespace answers before any other check
+    ctx.limits.batch(items, "events")
+    branches = {i.get("branch") for i in items}
+    if len(items) == 1 and None not in branches:
+        item = dict(items[0])
+        branch = item.pop("branch")
+        ns = ctx.allow(namespace, "write", branch)
+        return [ctx.store.add_event(**item, branch=branch, namespace=ns, actor=ctx.who.name)]
+    if branches != {None}:
+        raise InvalidInput("branch= applies to one event at a time; send branch writes singly")
+    ns = ctx.allow(namespace, "write")
+    if any(i.get("expected_head") is not None for i in items):
+        raise InvalidInput("expected_head applies to branch writes; pass branch too")
+    clean = [{k: v for k, v in i.items() if k not in ("branch", "expected_head")} for i in items]
+    return ctx.store.add_events([{**i, "namespace": ns} for i in clean], actor=ctx.who.name)
+
+
+def get_event(ctx: Ctx, namespace: str, event_id: str) -> Event:
+    return ctx.store.get_event(event_id, namespace=ctx.allow(namespace, "read"))
+
+
+def path(
+    ctx: Ctx, namespace: str, at: str | None, offset: int = 0, limit: int | None = None
+) -> Page:
+    ns = ctx.allow(namespace, "read")
+    return page(ctx.store.path(at, namespace=ns), offset, ctx.limits.page(limit))
+
+
+# ----------------------------------------------------------------- records
+def add_memories(ctx: Ctx, namespace: str, items: Sequence[Mapping[str, Any]]) -> list[Memory]:
+    """Add records; one with ``branch`` is a `Store.remember` on that branch."""
+    ctx.allow(namespace, "read")  # an unknown namespace answers before any other check
+    ctx.limits.batch(items, "memories")
+    branches = {i.get("branch") for i in items}
+    if len(items) == 1 and None not in branches:
+        item = {k: v for k, v in items[0].items() if v is not None}
+        if "sources" in item:
+            raise InvalidInput(
+                "a memory written on a branch is sourced from the event it appends; "
+                "pass either sources or branch, not both"
+            )
+        ns = ctx.allow(namespace, "write", item["branch"])
+        return [ctx.store.remember(**item, namespace=ns, actor=ctx.who.name)]
+    if branches != {None}:
+        raise InvalidInput("branch= applies to one memory at a time; send branch writes singly")
+    ns = ctx.allow(namespace, "write")
+    out = []
+    for i in items:
+        extra = [k for k in ("event_id", "role", "expected_head") if i.get(k) is not None]
+        if extra:
+            raise InvalidInput(f"{', '.join(extra)} apply to branch writes; pass branch too")
+        out.append({k: v for k, v in i.items() if k not in _BRANCH_ONLY} | {"namespace": ns})
+    return ctx.store.add_memories(out, actor=ctx.who.name)
+
+
+_BRANCH_ONLY = ("branch", "event_id", "role", "expected_head")
+
+
+def memories(
+    ctx: Ctx,
+    namespace: str,
+    at: str | list[str] | None,
+    *,
+    kind: str | None = None,
+    now: float | None = None,
+    as_of: float | None = None,
+    include_archived: bool = False,
+    offset: int = 0,
+    limit: int | None = None,
+) -> Page:
+    """Records visible at ``at`` (no anchor: none)."""
+    ns = ctx.allow(namespace, "read")
+    found = ctx.store.memories(
+        at=at, kind=kind, namespace=ns, now=now, as_of=as_of, include_archived=include_archived
+    )
+    return page(found, offset, ctx.limits.page(limit))
+
+
+def get_memory(ctx: Ctx, namespace: str, memory_id: str) -> Memory:
+    return ctx.store.get_memory(memory_id, namespace=ctx.allow(namespace, "read"))
+
+
+def explain(
+    ctx: Ctx, namespace: str, memory_id: str, at: str | None, now: float | None = None
+) -> Explanation:
+    ns = ctx.allow(namespace, "read")
+    return ctx.store.explain(memory_id, at=at, namespace=ns, now=now)
+
+
+def visible(ctx: Ctx, namespace: str, memory_id: str, at: str | None) -> bool:
+    return ctx.store.visible(memory_id, at=at, namespace=ctx.allow(namespace, "read"))
+
+
+def retract(
+    ctx: Ctx, namespace: str, memory_id: str, sources: list[str], id: str | None = None
+) -> Memory:
+    ns = ctx.allow(namespace, "write")
+    return ctx.store.retract(memory_id, sources=sources, namespace=ns, id=id, actor=ctx.who.name)
+
+
+def supersede(
+    ctx: Ctx, namespace: str, memory_id: str, content: str, sources: list[str], **fields: Any
+) -> Memory:
+    ns = ctx.allow(namespace, "write")
+    fields = {k: v for k, v in fields.items() if v is not None}
+    return ctx.store.supersede(
+        memory_id, content, sources=sources, namespace=ns, actor=ctx.who.name, **fields
+    )
+
+
+def search(
+    ctx: Ctx, namespace: str, query: str, at: str | list[str] | None, k: int = 10, **options: Any
+) -> list[Hit]:
+    """Gated search: the ``k`` best records visible at ``at``."""
+    ns = ctx.allow(namespace, "read")
+    if k > ctx.limits.max_k:
+        raise LimitExceeded(f"k is {k}; this server returns at most {ctx.limits.max_k} hits")
+    options = {key: v for key, v in options.items() if v is not None}
+    options.setdefault("embedder", ctx.embedder)
+    return ctx.store.search(query, at=at, k=k, namespace=ns, **options)
+
+
+def touch(ctx: Ctx, namespace: str, ids: list[str], now: float | None = None) -> None:
+    """Record one use of each memory (`Store.touch`)."""
+    ns = ctx.allow(namespace, "write")
+    ctx.limits.batch(ids, "ids")
+    ctx.store.touch(ids, namespace=ns, now=now, actor=ctx.who.name)
+
+
+def score(ctx: Ctx, namespace: str, memory_id: str, now: float | None = None) -> float:
+    return ctx.store.score(memory_id, now=now, namespace=ctx.allow(namespace, "read"))
+
+
+def archive_expired(ctx: Ctx, namespace: str, now: float | None = None) -> list[str]:
+    ns = ctx.allow(namespace, "write")
+    return ctx.store.archive_expired(now, namespace=ns, actor=ctx.who.name)
+
+
+def restore(ctx: Ctx, namespace: str, memory_id: str) -> Memory:
+    ns = ctx.allow(namespace, "write")
+    return ctx.store.restore(memory_id, namespace=ns, actor=ctx.who.name)
+
+
+def extract(ctx: Ctx, namespace: str, at: str, window: int = 8) -> list[Memory]:
+    """Run the offline rule extractor at ``at`` (`Store.extract`); returns the records
+    written. The extractor is the server's: a caller cannot point it at an endpoint."""
+    ns = ctx.allow(namespace, "write")
+    return ctx.store.extract(at, window=window, namespace=ns, actor=ctx.who.name)
+
+
+def context(
+    ctx: Ctx,
+    namespace: str,
+    at: str | list[str] | None,
+    query: str | None = None,
+    window: int | None = 8,
+    k: int | None = 10,
+) -> Context:
+    """What a model sees at ``at`` (`Store.context`)."""
+    ns = ctx.allow(namespace, "read")
+    if k is not None and k > ctx.limits.max_k:
+        raise LimitExceeded(f"k is {k}; this server returns at most {ctx.limits.max_k} memories")
+    options = {} if ctx.embedder is None else {"embedder": ctx.embedder}
+    return ctx.store.context(at, query=query, window=window, k=k, namespace=ns, **options)
+
+
+# ---------------------------------------------------------------- branches
+def create_branch(ctx: Ctx, namespace: str, name: str, at: str) -> Branch:
+    ns = ctx.allow(namespace, "write", name)
+    return ctx.store.create_branch(name, at=at, namespace=ns, actor=ctx.who.name)
+
+
+def branches(ctx: Ctx, namespace: str, offset: int = 0, limit: int | None = None) -> Page:
+    ns = ctx.allow(namespace, "read")
+    return page(ctx.store.branches(namespace=ns), offset, ctx.limits.page(limit))
+
+
+def get_branch(ctx: Ctx, namespace: str, name: str) -> Branch:
+    ns = ctx.allow(namespace, "read")
+    for b in ctx.store.branches(namespace=ns, count=False):
+        if b.name == name:
+            return b
+    raise UnknownBranch(name, ns)
+
+
+def delete_branch(ctx: Ctx, namespace: str, name: str) -> None:
+    ns = ctx.allow(namespace, "write", name)
+    ctx.store.delete_branch(name, namespace=ns, actor=ctx.who.name)
+
+
+def move_branch(
+    ctx: Ctx, namespace: str, name: str, to: str, expected_head: str | None = None
+) -> Branch:
+    """Point ``name`` at event ``to``; with ``expected_head``, only if it is still there.
+
+    The check and the move are atomic among served calls (the server runs
+    one store call at a time).
+    """
+    ns = ctx.allow(namespace, "write", name)
+    if expected_head is not None:
+        actual = ctx.store.branch_head(name, namespace=ns)
+        if actual != expected_head:
+            raise BranchConflict(name, ns, expected_head, actual)
+    return ctx.store.set_branch(name, to, namespace=ns, actor=ctx.who.name)
+
+
+def merge(ctx: Ctx, namespace: str, source: str, into: str, **options: Any) -> MergeResult:
+    ns = ctx.allow(namespace, "write", into)
+    options = {k: v for k, v in options.items() if v is not None}
+    return ctx.store.merge(source, into, namespace=ns, actor=ctx.who.name, **options)
+
+
+def conflicts(
+    ctx: Ctx, namespace: str, at: str | None, offset: int = 0, limit: int | None = None
+) -> Page:
+    ns = ctx.allow(namespace, "read")
+    return page(ctx.store.conflicts(at=at, namespace=ns), offset, ctx.limits.page(limit))
+
+
+def resolve(
+    ctx: Ctx,
+    namespace: str,
+    conflict_id: str,
+    keep: str,
+    branch: str,
+    expected_head: str | None = None,
+) -> Event:
+    ns = ctx.allow(namespace, "write", branch)
+    return ctx.store.resolve(
+        conflict_id,
+        keep,
+        branch=branch,
+        namespace=ns,
+        actor=ctx.who.name,
+        expected_head=expected_head,
+    )
+
+
+def snapshot(ctx: Ctx, namespace: str, branch: str, name: str) -> Snapshot:
+    ns = ctx.allow(namespace, "write", branch)
+    return ctx.store.snapshot(branch, name, namespace=ns, actor=ctx.who.name)
+
+
+def snapshots(ctx: Ctx, namespace: str, offset: int = 0, limit: int | None = None) -> Page:
+    ns = ctx.allow(namespace, "read")
+    return page(ctx.store.snapshots(namespace=ns), offset, ctx.limits.page(limit))
+
+
+def rollback(ctx: Ctx, namespace: str, branch: str, to: str) -> Branch:
+    ns = ctx.allow(namespace, "write", branch)
+    return ctx.store.rollback(branch, to, namespace=ns, actor=ctx.who.name)
+
+
+def history(
+    ctx: Ctx, namespace: str, branch: str, offset: int = 0, limit: int | None = None
+) -> Page:
+    ns = ctx.allow(namespace, "read")
+    moves: list[HeadMove] = ctx.store.history(branch, namespace=ns)
+    return page(moves, offset, ctx.limits.page(limit))
+
+
+def prune_branches(
+    ctx: Ctx, namespace: str, prefix: str, older_than: float, now: float | None = None
+) -> list[str]:
+    """Delete stale branch pointers under ``prefix`` (needs write on ``prefix/*``)."""
+    ns = ctx.allow(namespace, "write", prefix.rstrip("/") + "/*")
+    return ctx.store.prune_branches(prefix, older_than, namespace=ns, now=now, actor=ctx.who.name)
+
+
+# ------------------------------------------------------------------- admin
+def purge(
+    ctx: Ctx,
+    namespace: str,
+    events: list[str],
+    memories: list[str],
+    whole_namespace: bool = False,
+) -> list[str]:
+    ns = ctx.allow(namespace, "admin")
+    ctx.limits.batch(events + memories, "ids")
+    return ctx.store.purge(
+        events=events,
+        memories=memories,
+        namespace=ns,
+        whole_namespace=whole_namespace,
+        actor=ctx.who.name,
+    )
+
+
+def audit(
+    ctx: Ctx,
+    namespace: str,
+    since: float | None = None,
+    offset: int = 0,
+    limit: int | None = None,
+) -> Page:
+    ns = ctx.allow(namespace, "admin")
+    entries: list[AuditEntry] = ctx.store.audit(ns, since=since)
+    return page(entries, offset, ctx.limits.page(limit))
