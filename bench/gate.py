@@ -3,6 +3,7 @@
     python bench/gate.py            # 1,000,000 events (a few minutes)
     python bench/gate.py --quick    # 100,000 events (under a minute)
     python bench/gate.py --durability-only --events 20000   # the durability figures alone
+    python bench/gate.py --backend postgres --quick   # on PostgreSQL (bench/gate_postgres.py)
 
 History: chat-like; each new event answers the latest one, except about 2%
 that fork from a uniformly chosen older event (an edit or regenerate far
@@ -244,6 +245,13 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="100,000 events instead of 1,000,000")
     ap.add_argument("--events", type=int, help="number of events (overrides --quick)")
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
+    ap.add_argument(
+        "--url",
+        default=os.environ.get("BRANCHMEM_TEST_POSTGRES", "postgresql://postgres@127.0.0.1/test"),
+        help="PostgreSQL database for --backend postgres (a schema of its own is made and dropped)",
+    )
+    ap.add_argument("--writes", type=int, default=20, help="writes per writer process")
     ap.add_argument(
         "--durability-only", action="store_true", help="only the full-vs-normal ingest figures"
     )
@@ -256,7 +264,7 @@ def main() -> None:
     if args.durability_only:
         durability(make_history(n)[0])
         return
-    if args.fork_steps:
+    if args.fork_steps and args.backend != "postgres":
         forked_path(args.fork_steps, max(3, args.repeat // 2))
         many_namespaces(400, 3)
     if args.only_forked:
@@ -297,6 +305,13 @@ def main() -> None:
             "<= 2x slower",
         )
     )
+
+    if args.backend == "postgres":
+        from gate_postgres import run
+
+        run(url=args.url, events=events, memories=memories, anchor=anchor, want=want,
+            batch=batch, repeat=args.repeat, per_writer=args.writes)  # fmt: skip
+        return
 
     # ---- SQLite
     tmp = Path(tempfile.mkdtemp(prefix="branchmem-bench-"))

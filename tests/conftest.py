@@ -8,12 +8,18 @@ import os
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from branchmem import Store
+from pg_helpers import PG_URL, SCHEMAS, SKIP_REASON, Tracer, open_backend
 
-BACKENDS = ["memory", "sqlite"]
+BACKENDS = [
+    "memory",
+    "sqlite",
+    pytest.param("postgres", marks=pytest.mark.skipif(not PG_URL, reason=SKIP_REASON)),
+]
 
 
 @pytest.fixture(params=BACKENDS)
@@ -22,13 +28,24 @@ def backend_name(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def make_store(backend_name: str, tmp_path: Path) -> Iterator[Callable[[], Store]]:
-    """A factory: each call opens a fresh, empty store on the chosen backend."""
+def open_store(backend_name: str, tmp_path: Path) -> Iterator[Callable[..., Store]]:
+    """A factory: each call opens a fresh, empty store on the chosen backend,
+    passing its keyword arguments (``clock=``, ``policy=``) to `Store`.
+
+    On PostgreSQL each store gets its own schema, emptied when closed, and
+    every statement is checked to stay on one namespace.
+    """
     opened: list[Store] = []
+    tracer = Tracer()
     counter = itertools.count()
 
-    def factory() -> Store:
-        s = Store() if backend_name == "memory" else Store(tmp_path / f"store{next(counter)}.db")
+    def factory(**kw: Any) -> Store:
+        if backend_name == "memory":
+            s = Store(**kw)
+        elif backend_name == "postgres":
+            s = Store(backend=open_backend(tracer), **kw)
+        else:
+            s = Store(tmp_path / f"store{next(counter)}.db", **kw)
         opened.append(s)
         return s
 
@@ -36,6 +53,15 @@ def make_store(backend_name: str, tmp_path: Path) -> Iterator[Callable[[], Store
     for s in opened:
         with contextlib.suppress(Exception):
             s.close()
+    assert not tracer.problems, "statements not confined to one namespace:\n" + "\n".join(
+        tracer.problems[:5]
+    )
+
+
+@pytest.fixture
+def make_store(open_store: Callable[..., Store]) -> Callable[[], Store]:
+    """A factory: each call opens a fresh, empty store on the chosen backend."""
+    return lambda: open_store()
 
 
 @pytest.fixture
@@ -48,3 +74,7 @@ def fresh_sqlite_path() -> str:
     os.close(fd)
     os.remove(path)
     return path
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    SCHEMAS.drop_all()

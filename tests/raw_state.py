@@ -1,7 +1,8 @@
 """Everything a store holds, as one comparable value: "changes nothing" means equal.
 
 SQLite: every row of every table (`iterdump`), read through a separate
-connection. Memory: the repr of every namespace's rows and counters.
+connection. PostgreSQL: every row of every table of the store's schema, read on
+a connection of its own. Memory: the repr of every namespace's rows and counters.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import sqlite3
 
 from branchmem import Store
 from branchmem.backends.memory import MemoryBackend
+from branchmem.backends.pg_conn import PgConnection
 from branchmem.backends.sqlite import SQLiteBackend
 
 
@@ -21,6 +23,11 @@ def raw_state(store: Store) -> object:
             return list(db.iterdump())
         finally:
             db.close()
+    if isinstance(b, PgConnection):
+        with b._pool.connection() as c:
+            listed = "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+            tables = sorted(r[0] for r in c.execute(listed))
+            return {t: sorted(repr(r) for r in c.execute(f"SELECT * FROM {t}")) for t in tables}
     assert isinstance(b, MemoryBackend)
     spaces = {ns: repr(sorted(vars(sp).items())) for ns, sp in b._spaces.items()}
     return spaces, b._seq, repr(b._detached)

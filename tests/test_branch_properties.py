@@ -11,8 +11,7 @@ step must give the answers the store gave at that step.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -27,6 +26,7 @@ from branchmem import (
     Store,
     UnknownBranch,
 )
+from pg_helpers import examples
 
 NAMES = ["main", "a", "b", "u_1/chat"]
 KEYS = ["k1", "k1", "k1", "k2", None]
@@ -211,19 +211,9 @@ class Run:
 
 
 @pytest.fixture
-def clocked(backend_name: str, tmp_path: Path) -> Iterator[tuple[list[float], object]]:
+def clocked(open_store: Callable[..., Store]) -> tuple[list[float], object]:
     clock = [0.0]
-    opened: list[Store] = []
-
-    def make() -> Store:
-        path = None if backend_name == "memory" else tmp_path / f"p{len(opened)}.db"
-        store = Store(path, clock=lambda: clock[0])
-        opened.append(store)
-        return store
-
-    yield clock, make
-    for s in opened:
-        s.close()
+    return clock, lambda: open_store(clock=lambda: clock[0])
 
 
 def test_branch_operations_match_reference(
@@ -233,7 +223,7 @@ def test_branch_operations_match_reference(
 
     @settings(
         # SQLite runs the same operations more slowly; fewer examples keep the suite quick.
-        max_examples=60 if backend_name == "memory" else 25,
+        max_examples=examples(backend_name, 60 if backend_name == "memory" else 25),
         deadline=None,
         database=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from branchmem import BranchmemError, Policy, Store, Weights
+from pg_helpers import examples
 from raw_state import raw_state
 
 
@@ -117,19 +118,20 @@ def _call(store: Store, name: str, args: list[Any], kwargs: dict[str, Any]) -> N
         assert raw_state(store) == before, f"{name} failed but changed the store"
 
 
-@settings(
-    max_examples=int(os.environ.get("FUZZ_EXAMPLES", "150")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
-@given(seq=st.lists(calls(), min_size=1, max_size=4))
-def test_only_branchmem_errors_escape(
-    make_store: Callable[[], Store], seq: list[tuple[str, list[Any], dict[str, Any]]]
-) -> None:
-    store = make_store()
-    _seed(store)
-    for name, args, kwargs in seq:
-        _call(store, name, args, kwargs)
+def test_only_branchmem_errors_escape(make_store: Callable[[], Store], backend_name: str) -> None:
+    @settings(
+        max_examples=examples(backend_name, int(os.environ.get("FUZZ_EXAMPLES", "150"))),
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
+    @given(seq=st.lists(calls(), min_size=1, max_size=4))
+    def run(seq: list[tuple[str, list[Any], dict[str, Any]]]) -> None:
+        with make_store() as store:  # closed at once: a server's connections are few
+            _seed(store)
+            for name, args, kwargs in seq:
+                _call(store, name, args, kwargs)
+
+    run()
 
 
 @given(

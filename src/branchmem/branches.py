@@ -3,10 +3,11 @@
 A branch is a row ``name -> head``. Writing on a branch appends an event under
 its head and advances the head, inside one write transaction: the backend
 admits one writer at a time (a lock in memory, ``BEGIN IMMEDIATE`` in SQLite,
-also across processes), so the head read at the start of the transaction is
-still the head when it is moved, and a second writer builds on the first
-one's event. ``expected_head=`` adds an explicit compare-and-set for callers
-who read the head earlier (`BranchConflict` if it moved).
+also across processes, an advisory lock per namespace in PostgreSQL), so the
+head read at the start of the transaction is still the head when it is moved,
+and a second writer builds on the first one's event. ``expected_head=`` adds
+an explicit compare-and-set for callers who read the head earlier
+(`BranchConflict` if it moved).
 
 Nothing here changes what is visible: that stays the gate's job. Branch
 operations only add events, add gated records, and move pointers.

@@ -74,7 +74,9 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
     """A memory store whose history is a tree (or a DAG).
 
     ``Store()`` or ``Store(":memory:")`` keeps everything in memory;
-    ``Store("mem.db")`` opens (or creates) an SQLite file. ``clock`` gives
+    ``Store("mem.db")`` opens (or creates) an SQLite file;
+    ``Store("postgresql://user@host:5432/db")`` a PostgreSQL database (the
+    ``postgres`` extra; `backends.postgres`). ``clock`` gives
     the time written on events and records; ``policy`` (a
     `branchmem.lifecycle.Policy`) sets half-lives and default TTLs per kind.
     ``create=False`` refuses a path that is not already a branchmem store
@@ -140,6 +142,10 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
             if readonly:
                 raise InvalidInput("readonly=True applies to a store file; pass its path")
             self._b = MemoryBackend()
+        elif isinstance(path, str) and path.startswith(("postgresql://", "postgres://")):
+            from .backends.postgres import PostgresBackend
+
+            self._b = PostgresBackend(path, create=create)
         else:
             from .backends.sqlite import SQLiteBackend
 
@@ -851,8 +857,9 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
     def events(
         self, *, namespace: str = "default", offset: int = 0, limit: int = 1000
     ) -> list[Event]:
-        """Every event of the namespace in arrival order, ``limit`` at a time from
-        ``offset``: for inspection and export (the gate is about derived records;
+        """Every event of the namespace in arrival order (on PostgreSQL: by write
+        time, then place in the graph), ``limit`` at a time from ``offset``: for
+        inspection and export (the gate is about derived records;
         use `path` for one branch's messages).
 
         >>> store = Store()

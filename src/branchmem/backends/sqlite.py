@@ -21,7 +21,7 @@ from typing import Any
 
 from ..branch_types import AuditEntry, HeadMove, Snapshot
 from ..errors import ReadOnlyStore, StorageError, StoreLocked
-from ..model import Memory, make_event, make_memory
+from ..model import Memory
 from .base import (
     BranchRow,
     DuplicateIds,
@@ -33,8 +33,18 @@ from .base import (
     Ranges,
     RecordRow,
 )
+from .sqlite_schema import check_readonly, prepare
+from .sqlrows import (
+    REC_COLS,
+    SEP,
+    branch_from_row,
+    cached_segments,
+    event_from_row,
+    event_values,
+    record_from_row,
+    record_values,
+)
 
-SCHEMA_VERSION = "2"
 CHUNK = 400  # ids per IN (...) list, well under SQLite's variable limit
 
 SCHEMA = """
@@ -100,14 +110,7 @@ CREATE TABLE IF NOT EXISTS vectors (
 ) WITHOUT ROWID;
 """
 
-# Id lists (parents, sources) are stored joined by the unit separator: ids are
-# printable, so it never occurs inside one, and splitting is far cheaper than JSON.
-SEP = "\x1f"
-
-_REC_COLS = (
-    "seq, id, kind, content, sources, key, importance, meta, target, created_at, seg, pos, extra, "
-    "expires_at, valid_from, valid_to"
-)
+_REC_COLS = REC_COLS
 
 
 def _chunks(items: Sequence[Any], n: int = CHUNK) -> Iterator[Sequence[Any]]:
@@ -237,10 +240,14 @@ class SQLiteBackend:
                 # FULL: a committed write survives a power cut (the WAL is synced at
                 # every commit); NORMAL may lose the last commits, never corrupts.
                 self._db.execute(f"PRAGMA synchronous={DURABILITY[durability]}")
-                self._db.executescript(SCHEMA)
             self._db.execute("PRAGMA cache_size=-65536")
-            self._check_version()
+            if readonly:
+                check_readonly(self._db, repr(self.path))
+            else:
+                prepare(self._db, SCHEMA, repr(self.path))
         except sqlite3.Error as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise StoreLocked(self.path, busy_timeout) from exc
             raise StorageError(f"cannot open SQLite store at {self.path!r}: {exc}") from exc
         self._lock = threading.RLock()
         self._depth = 0
@@ -252,18 +259,6 @@ class SQLiteBackend:
         self._data_version = -1
         self._erasures = -1
         self._erasing = False  # does the open write transaction delete or blank rows?
-
-    def _check_version(self) -> None:
-        row = self._db.execute("SELECT value FROM store_info WHERE key='schema'").fetchone()
-        if row is None and self.readonly:
-            raise StorageError(f"{self.path!r} has no schema version; it is not a branchmem store")
-        if row is None:
-            self._db.execute("INSERT INTO store_info VALUES ('schema', ?)", (SCHEMA_VERSION,))
-        elif row[0] != SCHEMA_VERSION:
-            raise StorageError(
-                f"{self.path!r} has schema version {row[0]}; this branchmem reads "
-                f"version {SCHEMA_VERSION}"
-            )
 
     # coherence ----------------------------------------------------------------
     def _sync(self) -> None:
@@ -401,13 +396,7 @@ class SQLiteBackend:
         return nid
 
     # events -------------------------------------------------------------------
-    @staticmethod
-    def _event(ns: str, r: Sequence[Any]) -> EventRow:
-        # r: id, parents, role, content, meta, created_at, seg, seq
-        parents = tuple(r[1].split(SEP)) if r[1] is not None else ()
-        meta = json.loads(r[4]) if r[4] is not None else None
-        ev = make_event(r[0], parents, r[2], r[3], ns, meta, r[5])
-        return EventRow(ev, (r[6], r[7]) if r[6] is not None else None)
+    _event = staticmethod(event_from_row)
 
     def get_events(self, ns: str, ids: Iterable[str]) -> dict[str, EventRow]:
         nid = self._ns(ns)
@@ -442,23 +431,7 @@ class SQLiteBackend:
             self._db,
             "INSERT INTO events (ns, id, parents, role, content, meta, created_at, seg, seq)",
             9,
-            [
-                (
-                    nid,
-                    e.id,
-                    join(e.parents) if e.parents else None,
-                    e.role,
-                    e.content,
-                    dumps(e.meta, ensure_ascii=False, sort_keys=True)
-                    if e.meta is not None
-                    else None,
-                    e.created_at,
-                    r.pos[0] if r.pos else None,
-                    r.pos[1] if r.pos else None,
-                )
-                for r in rows
-                for e in (r.event,)
-            ],
+            [(nid, *event_values(r)) for r in rows],
         )
 
     def set_event_positions(self, ns: str, positions: list[tuple[str, Pos]]) -> None:
@@ -508,15 +481,8 @@ class SQLiteBackend:
         nid = self._ns(ns)
         if nid is None:
             return {}
-        out: dict[int, tuple[Pos, ...]] = {}
-        missing = []
         cache = self._seg_cache
-        for s in segs:
-            hit = cache.get((nid, s))
-            if hit is None:
-                missing.append(s)
-            else:
-                out[s] = hit
+        out, missing = cached_segments(cache, nid, segs)
         for chunk in _chunks(missing):
             sql = f"SELECT seg, parents FROM segments WHERE ns=? AND seg IN ({_marks(len(chunk))})"
             for seg, parents in self._db.execute(sql, (nid, *chunk)):
@@ -556,28 +522,7 @@ class SQLiteBackend:
         )
 
     # records ------------------------------------------------------------------
-    @staticmethod
-    def _record(ns: str, r: Sequence[Any]) -> RecordRow:
-        (seq, rid, kind, content, sources, key, imp, meta, target, created, seg, pos, extra,
-         expires, vfrom, vto) = r  # fmt: skip
-        m = make_memory(
-            rid,
-            content,
-            tuple(sources.split(SEP)),
-            kind,
-            key,
-            imp,
-            ns,
-            json.loads(meta) if meta is not None else None,
-            target,
-            created,
-            seq,
-            expires,
-            vfrom,
-            vto,
-        )
-        ex: tuple[Pos, ...] = tuple((a, b) for a, b in json.loads(extra)) if extra else ()
-        return RecordRow(m, (seg, pos) if seg is not None else None, ex)
+    _record = staticmethod(record_from_row)
 
     def get_records(self, ns: str, ids: Iterable[str]) -> dict[str, RecordRow]:
         nid = self._ns(ns)
@@ -595,35 +540,11 @@ class SQLiteBackend:
         row = self._db.execute("SELECT max(seq) FROM records").fetchone()
         first = 1 + (int(row[0]) if row and row[0] is not None else 0)
         out = [replace(r.memory, seq=first + i) for i, r in enumerate(rows)]
-        dumps = json.dumps
         _insert_rows(
             self._db,
             f"INSERT INTO records ({_REC_COLS}, ns)",
             17,
-            [
-                (
-                    m.seq,
-                    m.id,
-                    m.kind,
-                    m.content,
-                    SEP.join(m.sources),
-                    m.key,
-                    m.importance,
-                    dumps(m.meta, ensure_ascii=False, sort_keys=True)
-                    if m.meta is not None
-                    else None,
-                    m.target,
-                    m.created_at,
-                    r.pos[0] if r.pos else None,
-                    r.pos[1] if r.pos else None,
-                    dumps(r.extra) if r.extra else None,
-                    m.expires_at,
-                    m.valid_from,
-                    m.valid_to,
-                    nid,
-                )
-                for m, r in zip(out, rows, strict=True)
-            ],
+            [(*record_values(m, r), nid) for m, r in zip(out, rows, strict=True)],
         )
         return out
 
@@ -727,9 +648,7 @@ class SQLiteBackend:
 
     _BRANCH_COLS = "name, head, fork_point, parent, created_at, updated_at"
 
-    @staticmethod
-    def _branch(r: Sequence[Any]) -> BranchRow:
-        return BranchRow(str(r[0]), str(r[1]), r[2], r[3], r[4] or 0.0, r[5] or 0.0)
+    _branch = staticmethod(branch_from_row)
 
     def get_branch_row(self, ns: str, name: str) -> BranchRow | None:
         nid = self._ns(ns)

@@ -1,0 +1,184 @@
+"""The gate benchmark on PostgreSQL (``python bench/gate.py --backend postgres``).
+
+Same history and anchor as the SQLite figures. Figures, each a ratio of two
+timings taken side by side in this run:
+
+- ingest of all events against a plain ``COPY`` of the same rows into a table
+  without indexes;
+- ``memories(at)`` against the naive reference reading the same database (a
+  parent lookup per ancestor, then a scan of every record), and against
+  fetching the same rows by primary key;
+- write throughput (``remember`` on a branch) with 1, 4 and 8 writer processes,
+  all in one namespace (serialised by its lock) and one namespace each.
+
+Everything lives in a schema of its own, dropped at the end.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+import uuid
+from typing import Any
+
+from branchmem import Store
+from branchmem.backends.postgres import PostgresBackend
+from branchmem.backends.sqlrows import SEP
+from gate import build, line, timed
+
+
+def naive_postgres(conn: Any, schema: str, at: str) -> list[str]:
+    """The reference reading the database: parent lookups, then a scan of every record."""
+    anc: set[str] = set()
+    stack = [at]
+    while stack:
+        e = stack.pop()
+        if e in anc:
+            continue
+        anc.add(e)
+        row = conn.execute(
+            f"SELECT parents FROM {schema}.events WHERE ns = 'default' AND id = %s", (e,)
+        ).fetchone()
+        if row[0]:
+            stack.extend(row[0].split(SEP))
+    rows = conn.execute(
+        f"SELECT id, sources FROM {schema}.records WHERE ns = 'default' ORDER BY seq"
+    ).fetchall()
+    return [rid for rid, sources in rows if all(s in anc for s in sources.split(SEP))]
+
+
+def _writer(url: str, schema: str, k: int, ns: str, n: int, start: Any, out: Any) -> None:
+    store = Store(backend=PostgresBackend(url, schema=schema))
+    branch = f"w{k}"
+    store.add_event(f"root-{k}", namespace=ns)
+    store.create_branch(branch, at=f"root-{k}", namespace=ns)
+    start.wait()  # set once every process has started; those still connecting start late
+    t = time.perf_counter()
+    for i in range(n):
+        store.remember(f"w{k} fact {i}", branch=branch, namespace=ns)
+    out.put(time.perf_counter() - t)
+    store.close()
+
+
+def writers(url: str, schema: str, procs: int, per: int, shared: bool) -> float:
+    """Writes per second of ``procs`` processes doing ``per`` writes each."""
+    ctx = multiprocessing.get_context("spawn")
+    start, out = ctx.Event(), ctx.Queue()
+    tag = uuid.uuid4().hex[:6]
+    ps = [
+        ctx.Process(
+            target=_writer,
+            args=(
+                url,
+                schema,
+                k,
+                f"bench-{tag}" if shared else f"bench-{tag}-{k}",
+                per,
+                start,
+                out,
+            ),
+        )
+        for k in range(procs)
+    ]
+    for p in ps:
+        p.start()
+    time.sleep(1.0)
+    start.set()
+    # Each process times its own writes from the common start signal; the
+    # slowest one's time is the wall time of the whole batch of writes.
+    wall = max(out.get(timeout=600) for _ in ps)
+    for p in ps:
+        p.join()
+    return procs * per / wall
+
+
+def run(
+    url: str,
+    events: list[dict[str, Any]],
+    memories: list[dict[str, Any]],
+    anchor: str,
+    want: list[str],
+    batch: int,
+    repeat: int,
+    per_writer: int,
+) -> None:
+    import psycopg
+
+    schema = "bm_bench_" + uuid.uuid4().hex[:8]
+    backend = PostgresBackend(url, schema=schema)
+    pg = Store(backend=backend)
+    plain = psycopg.connect(url, autocommit=True)
+    plain.execute(
+        f"CREATE TABLE {schema}.plain (ns text, id text, parents text, role text, "
+        "content text, meta text, created_at float8)"
+    )
+    try:
+        now = time.time()
+        t_ingest = t_plain = 0.0
+        for i in range(0, len(events), batch):
+            chunk = events[i : i + batch]
+            t = time.perf_counter()
+            pg.add_events(chunk)
+            t_ingest += time.perf_counter() - t
+            t = time.perf_counter()
+            with (
+                plain.transaction(),
+                plain.cursor().copy(f"COPY {schema}.plain FROM STDIN") as copy,
+            ):
+                for e in chunk:
+                    copy.write_row(
+                        ("default", e["id"], e["parent"], e["role"], e["content"], None, now)
+                    )
+            t_plain += time.perf_counter() - t
+        build(pg, [], memories, batch)
+        print(
+            line(
+                "postgres: ingest of all events vs plain COPY (no index)",
+                t_ingest,
+                t_plain,
+                "<= 3x",
+            )
+        )
+
+        t_pg, got = timed(lambda: pg.memories(at=anchor), repeat)
+        assert [m.id for m in got] == want, "postgres and naive answers differ"
+        t_naive, want_pg = timed(lambda: naive_postgres(plain, schema, anchor), 1)
+        assert want_pg == want
+        print(
+            line(
+                "postgres: memories(at) vs naive reference on the same database",
+                t_pg,
+                t_naive,
+                ">= 100x faster",
+            )
+        )
+
+        ids = [m.id for m in got]
+
+        def by_pk() -> list[Any]:
+            with backend.reading():
+                rows = backend.get_records("default", ids)
+            return [rows[i].memory for i in ids]
+
+        t_pk, got_pk = timed(by_pk, repeat)
+        assert [m.id for m in got_pk] == ids
+        print(
+            line(
+                "postgres: memories(at) vs fetching the same rows by primary key",
+                t_pg,
+                t_pk,
+                "<= 3x",
+            )
+        )
+
+        for shared in (True, False):
+            where = "one namespace" if shared else "a namespace each"
+            rates = [writers(url, schema, p, per_writer, shared) for p in (1, 4, 8)]
+            print(
+                f"  postgres: writes/s ({per_writer} remember() per process, {where}): "
+                + ", ".join(f"{p} proc {r:.0f}" for p, r in zip((1, 4, 8), rates, strict=True))
+            )
+    finally:
+        pg.close()
+        plain.execute(f"DROP SCHEMA {schema} CASCADE")
+        plain.close()

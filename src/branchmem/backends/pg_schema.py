@@ -1,0 +1,106 @@
+"""The PostgreSQL schema: tables, indexes and versions.
+
+Every primary key and every index leads with ``ns`` (the namespace name), so
+that a distributed PostgreSQL can shard every table by it and co-locate them
+(see docs/scaling.md). ``schema_version`` is the one table without a
+namespace: it is small and read once per process.
+
+Columns use the same encodings as SQLite (id lists joined by a separator,
+JSON as text), so both backends share their row mapping (`sqlrows`).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from .migrations import plan
+
+TABLES = """
+CREATE TABLE IF NOT EXISTS schema_version (
+    version integer PRIMARY KEY, applied_at double precision NOT NULL
+);
+CREATE TABLE IF NOT EXISTS events (
+    ns text NOT NULL, id text NOT NULL, parents text, role text NOT NULL,
+    content text NOT NULL, meta text, created_at double precision NOT NULL,
+    seg bigint, seq bigint, PRIMARY KEY (ns, id)
+);
+CREATE TABLE IF NOT EXISTS waits (
+    ns text NOT NULL, parent text NOT NULL, child text NOT NULL,
+    PRIMARY KEY (ns, parent, child)
+);
+CREATE TABLE IF NOT EXISTS segments (
+    ns text NOT NULL, seg bigint NOT NULL, parents text NOT NULL, tip bigint NOT NULL,
+    PRIMARY KEY (ns, seg)
+);
+CREATE TABLE IF NOT EXISTS records (
+    ns text NOT NULL, id text NOT NULL, seq bigint NOT NULL, kind text NOT NULL,
+    content text NOT NULL, sources text NOT NULL, key text,
+    importance double precision NOT NULL, meta text, target text,
+    created_at double precision NOT NULL, seg bigint, pos bigint, extra text,
+    expires_at double precision, valid_from double precision, valid_to double precision,
+    PRIMARY KEY (ns, id)
+);
+CREATE UNIQUE INDEX IF NOT EXISTS records_seq ON records (ns, seq);
+CREATE INDEX IF NOT EXISTS records_pos ON records (ns, seg, pos) WHERE seg IS NOT NULL;
+CREATE INDEX IF NOT EXISTS records_target ON records (ns, target) WHERE target IS NOT NULL;
+CREATE INDEX IF NOT EXISTS records_timed ON records (ns)
+    WHERE expires_at IS NOT NULL OR valid_from IS NOT NULL OR valid_to IS NOT NULL;
+CREATE TABLE IF NOT EXISTS record_waits (
+    ns text NOT NULL, event text NOT NULL, record text NOT NULL,
+    PRIMARY KEY (ns, event, record)
+);
+CREATE TABLE IF NOT EXISTS branches (
+    ns text NOT NULL, name text NOT NULL, head text NOT NULL, fork_point text,
+    parent text, created_at double precision, updated_at double precision,
+    PRIMARY KEY (ns, name)
+);
+CREATE TABLE IF NOT EXISTS head_moves (
+    ns text NOT NULL, branch text NOT NULL, n bigint NOT NULL, from_head text,
+    to_head text, why text NOT NULL, actor text, at double precision NOT NULL,
+    PRIMARY KEY (ns, branch, n)
+);
+CREATE TABLE IF NOT EXISTS snapshots (
+    ns text NOT NULL, name text NOT NULL, branch text NOT NULL, event text NOT NULL,
+    created_at double precision NOT NULL, PRIMARY KEY (ns, name)
+);
+CREATE TABLE IF NOT EXISTS audit (
+    ns text NOT NULL, seq bigint NOT NULL, at double precision NOT NULL, actor text,
+    op text NOT NULL, ids text NOT NULL, PRIMARY KEY (ns, seq)
+);
+CREATE INDEX IF NOT EXISTS audit_at ON audit (ns, at);
+CREATE TABLE IF NOT EXISTS life (
+    ns text NOT NULL, id text NOT NULL, archived_at double precision,
+    restored_at double precision, uses integer NOT NULL, last_used double precision,
+    PRIMARY KEY (ns, id)
+)
+"""
+
+# Statements that bring a store from the version before to the key's version.
+# Version 3 is the first PostgreSQL schema; later steps go here.
+STEPS: dict[int, list[str]] = {}
+
+# One key for "someone is creating or upgrading the schema" (any 64-bit value).
+SETUP_LOCK = 0x6272616E63686D65  # "branchme"
+
+
+def prepare(conn: Any, where: str) -> None:
+    """Create or upgrade the schema in the connection's ``search_path``, in one
+    transaction; concurrent openers wait on an advisory lock, so one creates."""
+    conn.execute("BEGIN")
+    try:
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (SETUP_LOCK,))
+        exists = conn.execute("SELECT to_regclass('schema_version') IS NOT NULL").fetchone()[0]
+        found = None
+        if exists:
+            found = conn.execute("SELECT max(version) FROM schema_version").fetchone()[0]
+        stmts, versions = plan(None if found is None else int(found), STEPS, TABLES, where)
+        for stmt in stmts:
+            conn.execute(stmt)
+        now = time.time()
+        for v in versions:
+            conn.execute("INSERT INTO schema_version VALUES (%s, %s)", (v, now))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise

@@ -1,0 +1,176 @@
+"""PostgreSQL only: URLs, schema versions, the namespace check, concurrent writer processes.
+
+The rest of the suite runs on PostgreSQL through the ``make_store`` fixture.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Iterator
+from urllib.parse import quote
+
+import pytest
+
+from branchmem import StorageError, Store
+from branchmem.backends.migrations import CURRENT
+from pg_helpers import PG_URL, SCHEMAS, SKIP_REASON, statement_problem
+
+pytestmark = pytest.mark.skipif(not PG_URL, reason=SKIP_REASON)
+
+
+@pytest.fixture
+def schema() -> Iterator[str]:
+    name = SCHEMAS.take()
+    yield name
+    SCHEMAS.give_back([name])
+
+
+def _url(schema: str, scheme: str = "postgresql") -> str:
+    rest = PG_URL.split("://", 1)[1]
+    sep = "&" if "?" in rest else "?"
+    return f"{scheme}://{rest}{sep}options={quote(f'-csearch_path={schema}')}"
+
+
+def _backend(schema: str) -> Store:
+    from branchmem.backends.postgres import PostgresBackend
+
+    return Store(backend=PostgresBackend(PG_URL, schema=schema))
+
+
+def test_both_url_schemes_open_the_same_store(schema: str) -> None:
+    _backend(schema).close()  # creates the schema
+    with Store(_url(schema)) as a:
+        a.add_event("e1", content="你好")
+        a.add_memory("fact", sources=["e1"], id="m1")
+    with Store(_url(schema, "postgres")) as b:
+        assert [m.id for m in b.memories(at="e1")] == ["m1"]
+
+
+def test_an_unreachable_server_is_a_storage_error() -> None:
+    with pytest.raises(StorageError, match=r"(?s)cannot open PostgreSQL store.*check the URL"):
+        Store("postgresql://nobody:secret@127.0.0.1:1/none")
+
+
+def test_the_password_stays_out_of_messages() -> None:
+    with pytest.raises(StorageError) as exc:
+        Store("postgresql://nobody:secret@127.0.0.1:1/none")
+    assert "secret" not in str(exc.value)
+
+
+def test_create_false_refuses_a_database_without_a_store() -> None:
+    with pytest.raises(StorageError, match="no branchmem store"):
+        Store(_url("bmt_no_such_schema"), create=False)
+
+
+def test_a_newer_schema_is_refused(schema: str) -> None:
+    import psycopg
+
+    _backend(schema).close()
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f"INSERT INTO {schema}.schema_version VALUES (99, 0)")
+    try:
+        with pytest.raises(StorageError, match=r"schema version 99.*newer branchmem"):
+            _backend(schema)
+    finally:
+        with psycopg.connect(PG_URL, autocommit=True) as conn:
+            conn.execute(f"DELETE FROM {schema}.schema_version WHERE version = 99")
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        got = conn.execute(f"SELECT version FROM {schema}.schema_version").fetchall()
+    assert got == [(CURRENT,)]
+
+
+def test_the_namespace_check_catches_a_statement_without_one() -> None:
+    ok = "SELECT id FROM records WHERE ns = %(ns)s AND id = ANY(%(ids)s)"
+    assert statement_problem(ok, {"ns": "a", "ids": []}) is None
+    assert statement_problem("SELECT id FROM records WHERE id = %(x)s", {"ns": "a"}) is not None
+    assert statement_problem(ok, {"ids": []}) is not None
+    join = "SELECT 1 FROM records c JOIN events e ON e.id = c.id WHERE c.ns = %(ns)s"
+    assert statement_problem(join, {"ns": "a"}) is not None
+
+
+# ------------------------------------------------------------- concurrent writers
+WRITERS, PER_WRITER = 4, 12
+
+
+def _writer(schema: str, k: int, ready: object) -> None:
+    from branchmem.backends.postgres import PostgresBackend
+
+    store = Store(backend=PostgresBackend(PG_URL, schema=schema))
+    ready.wait()  # type: ignore[attr-defined]
+    for i in range(PER_WRITER):
+        store.remember(f"w{k}-{i}", branch="main", id=f"m-w{k}-{i}")
+        if i % 3 == 0:  # and a private chain that arrives child first
+            base = f"w{k}-{i}"
+            store.add_event(f"{base}-c2", parent=f"{base}-c1", content="c2")
+            store.add_memory(f"on {base}-c2", sources=[f"{base}-c2"], id=f"m-{base}-c2")
+            store.add_event(f"{base}-c1", parent="root", content="c1")
+    store.close()
+
+
+def test_four_processes_write_one_branch_without_losing_a_write(schema: str) -> None:
+    store = _backend(schema)
+    try:
+        store.add_event("root")
+        store.create_branch("main", at="root")
+        ctx = multiprocessing.get_context("spawn")
+        ready = ctx.Event()
+        procs = [ctx.Process(target=_writer, args=(schema, k, ready)) for k in range(WRITERS)]
+        for p in procs:
+            p.start()
+        ready.set()
+        for p in procs:
+            p.join(timeout=300)
+        assert [p.exitcode for p in procs] == [0] * WRITERS
+
+        n = WRITERS * PER_WRITER
+        chain = [e.id for e in store.path("main")]
+        assert len(chain) == n + 1 and chain[0] == "root"  # every write built on the last head
+        moves = store.history("main")
+        assert [m.from_head for m in moves[1:]] == [m.to_head for m in moves[:-1]]
+        on_main = {m.id for m in store.memories(at="main")}
+        assert len(on_main) == n
+        # The same events, written serially, give the same answers everywhere.
+        serial = Store()
+        serial.add_event("root")
+        for eid in chain[1:]:
+            ev = store.get_event(eid)
+            serial.add_event(eid, parent=list(ev.parents), content=ev.content)
+        late = [
+            e
+            for e in (f"w{k}-{i}" for k in range(WRITERS) for i in range(PER_WRITER))
+            if int(e.split("-")[1]) % 3 == 0
+        ]
+        for base in late:
+            serial.add_event(f"{base}-c1", parent="root", content="c1")
+            serial.add_event(f"{base}-c2", parent=f"{base}-c1", content="c2")
+        for m in store.memories(at="main") + [store.get_memory(f"m-{b}-c2") for b in late]:
+            serial.add_memory(m.content, sources=list(m.sources), id=m.id)
+        for at in [*chain, *(f"{b}-c2" for b in late), *(f"{b}-c1" for b in late)]:
+            assert {m.id for m in store.memories(at=at)} == {m.id for m in serial.memories(at=at)}
+        assert {m.id for m in store.memories(at=f"{late[0]}-c2")} == {f"m-{late[0]}-c2"}
+    finally:
+        store.close()
+
+
+def test_batches_that_go_in_by_copy_with_a_stored_id_in_the_middle(schema: str) -> None:
+    """Batches over COPY_FROM rows: a re-added identical event is a no-op, a
+    clashing one refuses the whole batch, and nothing is half-written."""
+    from branchmem import ConflictingEvent, UnknownEvent
+    from branchmem.backends.pg_conn import COPY_FROM
+
+    n = COPY_FROM + 100
+    with _backend(schema) as store:
+        store.add_events([{"id": f"e{i}", "parent": f"e{i - 1}" if i else None} for i in range(n)])
+        again = [{"id": f"e{i}", "parent": f"e{i - 1}"} for i in range(n - 50, 2 * n)]
+        assert [e.id for e in store.add_events(again)] == [f"e{i}" for i in range(n - 50, 2 * n)]
+        assert [e.id for e in store.path(f"e{2 * n - 1}")] == [f"e{i}" for i in range(2 * n)]
+        clash = [{"id": f"f{i}", "parent": "e0"} for i in range(n)]
+        clash[n // 2] = {"id": "e10", "parent": "e0"}  # e10 exists with another parent
+        with pytest.raises(ConflictingEvent):
+            store.add_events(clash)
+        with pytest.raises(UnknownEvent):
+            store.get_event("f0")
+        mems = store.add_memories(
+            [{"content": f"fact {i}", "sources": [f"e{i}"]} for i in range(2 * n)]
+        )
+        assert [m.id for m in store.memories(at=f"e{2 * n - 1}")] == [m.id for m in mems]
