@@ -7,12 +7,15 @@ the search cache, scope-chain copies) is checked against the file's state
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from branchmem import Store
+from pg_helpers import PG_URL, SKIP_REASON
 from reference import Reference, RefRecord
 
 
@@ -153,3 +156,31 @@ def _run(stores: list[Store], steps: list[tuple[str, int, int, int]]) -> None:
             assert [m.id for m in s.memories(at=anchor)] == ref.memories(anchor)
             for eid in erased & ref.ancestors(anchor):
                 assert s.get_event(eid).content == ""
+
+
+@pytest.mark.skipif(not PG_URL, reason=SKIP_REASON)
+def test_two_stores_on_one_postgres_schema_after_a_purge_and_rebuild() -> None:
+    """The issue's snippet on PostgreSQL: each store is its own connection pool,
+    as two server processes would be."""
+    import psycopg
+
+    from branchmem.backends.postgres import PostgresBackend
+
+    schema = f"bmt_coh_{uuid.uuid4().hex[:12]}"
+    x = Store(backend=PostgresBackend(PG_URL, schema=schema))
+    y = Store(backend=PostgresBackend(PG_URL, schema=schema))
+    try:
+        x.add_events([{"id": "e1"}, {"id": "e2", "parent": "e1"}, {"id": "e2b", "parent": "e1"}])
+        assert y.memories(at="e2b") == []
+        x.purge(whole_namespace=True)
+        x.add_events([{"id": "r1"}, {"id": "q1"}])
+        x.add_memory("SECRET", sources=["r1"])
+        assert [e.id for e in y.path("q1")] == ["q1"]
+        assert y.memories(at="q1") == []
+        y.add_memory("BOTH", sources=["r1", "q1"])  # written by the store that read the old tree
+        assert x.memories(at="q1") == [] and y.memories(at="q1") == []
+    finally:
+        x.close()
+        y.close()
+        with psycopg.connect(PG_URL, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
