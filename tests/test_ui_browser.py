@@ -227,9 +227,9 @@ def test_a_wrong_key_is_refused_and_an_ungranted_namespace_is_not_found(
 ) -> None:
     base, key = served
     page.goto(f"{base}/ui?ns=alice#key=bm_not-a-key")
-    page.wait_for_function("document.getElementById('status').textContent.includes('not accepted')")
+    page.locator("#status", has_text="not accepted").wait_for()
     page.goto(f"{base}/ui?ns=bob#key={key}")
-    page.wait_for_function("document.getElementById('status').textContent.includes('No namespace')")
+    page.locator("#status", has_text="No namespace").wait_for()
     assert page.query_selector_all("#tree .ev") == []
 
 
