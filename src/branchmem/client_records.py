@@ -39,20 +39,15 @@ class RemoteRecordOps(Transport):
         self, events: Iterable[Event | Mapping[str, Any]], *, actor: str | None = None
     ) -> list[Event]:
         """`Store.add_events` (one request per namespace named in the items)."""
-        items = [e.to_dict() if isinstance(e, Event) else dict(e) for e in events]
-        by_ns: dict[str | None, list[int]] = {}
-        for i, item in enumerate(items):
-            by_ns.setdefault(item.pop("namespace", None), []).append(i)
+        rows = []
+        for e in events:
+            item = e.to_dict() if isinstance(e, Event) else dict(e)
+            ns = item.pop("namespace", None)
             item.pop("created_at", None)
             if "parents" in item:
                 item["parent"] = _plain(item.pop("parents"))
-        out: list[Event | None] = [None] * len(items)
-        for ns, idxs in by_ns.items():
-            body = {"events": [items[i] for i in idxs]}
-            done = self._send("POST", ns, "events", json=body)["events"]
-            for i, d in zip(idxs, done, strict=True):
-                out[i] = Event.from_dict(d)
-        return [e for e in out if e is not None]
+            rows.append((ns, item))
+        return [Event.from_dict(d) for d in self._post_per_namespace("events", rows)]
 
     def get_event(self, event_id: str, namespace: str | None = None) -> Event:
         """`Store.get_event`."""
@@ -112,18 +107,9 @@ class RemoteRecordOps(Transport):
         self, items: Iterable[Memory | Mapping[str, Any]], *, actor: str | None = None
     ) -> list[Memory]:
         """`Store.add_memories` (one request per namespace named in the items)."""
-        wanted = _MEMORY_FIELDS
-        rows = [m.to_dict() if isinstance(m, Memory) else dict(m) for m in items]
-        by_ns: dict[str | None, list[int]] = {}
-        for i, row in enumerate(rows):
-            by_ns.setdefault(row.get("namespace"), []).append(i)
-        out: list[Memory | None] = [None] * len(rows)
-        for ns, idxs in by_ns.items():
-            body = {"memories": [_pick(rows[i], wanted) for i in idxs]}
-            done = self._send("POST", ns, "memories", json=body)["memories"]
-            for i, d in zip(idxs, done, strict=True):
-                out[i] = Memory.from_dict(d)
-        return [m for m in out if m is not None]
+        dicts = [m.to_dict() if isinstance(m, Memory) else dict(m) for m in items]
+        rows = [(d.get("namespace"), _pick(d, _MEMORY_FIELDS)) for d in dicts]
+        return [Memory.from_dict(d) for d in self._post_per_namespace("memories", rows)]
 
     def remember(
         self,

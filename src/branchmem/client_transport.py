@@ -76,3 +76,18 @@ class Transport:
             out += body[name]
             offset = body.get("next_offset")
         return out
+
+    def _post_per_namespace(
+        self, name: str, rows: list[tuple[str | None, dict[str, Any]]]
+    ) -> list[Any]:
+        """POST the items of ``rows`` (namespace, item) to ``name``, one request per
+        namespace; the answers come back in the order of ``rows``."""
+        by_ns: dict[str | None, list[int]] = {}
+        for i, (ns, _) in enumerate(rows):
+            by_ns.setdefault(ns, []).append(i)
+        out: list[Any] = [None] * len(rows)
+        for ns, idxs in by_ns.items():
+            done = self._send("POST", ns, name, json={name: [rows[i][1] for i in idxs]})[name]
+            for i, d in zip(idxs, done, strict=True):
+                out[i] = d
+        return out
