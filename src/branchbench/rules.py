@@ -274,26 +274,17 @@ def _rules345(s: Scenario, g: _Graph) -> list[Violation]:
                     )
                 )
         text = q.question.casefold()
-        for w in q.forbidden_any:
-            if w and w.casefold() in text:
-                out.append(
-                    Violation(
-                        s.id,
-                        5,
-                        f"{q.id}: forbidden word {w!r} occurs in the question text; rephrase the "
-                        "question so a correct answer need not repeat it",
+        for label, words in (("forbidden", q.forbidden_any), ("superseded", q.superseded_any)):
+            for w in words:
+                if w and w.casefold() in text:
+                    out.append(
+                        Violation(
+                            s.id,
+                            5,
+                            f"{q.id}: {label} word {w!r} occurs in the question text; rephrase "
+                            "the question so a correct answer need not repeat it",
+                        )
                     )
-                )
-        for w in q.superseded_any:
-            if w and w.casefold() in text:
-                out.append(
-                    Violation(
-                        s.id,
-                        5,
-                        f"{q.id}: superseded word {w!r} occurs in the question text; rephrase the "
-                        "question so a correct answer need not repeat it",
-                    )
-                )
     return out
 
 

@@ -6,12 +6,11 @@ record whose sources have not all arrived waits, hidden, until they connect.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from .backends.base import Pos, RecordRow
-from .branches import check_actor, log
+from .branches import check_actor, log, new_record_id
 from .bulk import gc_paused
 from .errors import ConflictingRecord, InvalidInput, UnknownMemory
 from .lineage import batch_seg_parents, index_position
@@ -112,7 +111,7 @@ class RecordOps(StoreParts):
     def _add_memories(
         self, items: list[Memory | Mapping[str, Any]], now: float, actor: str | None
     ) -> list[Memory]:
-        checked = [memory_from(m, now, _new_id) for m in items]
+        checked = [memory_from(m, now, new_record_id) for m in items]
         if self._policy.ttls:
             checked = [self._policy.with_ttl(m) for m in checked]
         by_ns: dict[str, list[int]] = {}
@@ -204,7 +203,7 @@ class RecordOps(StoreParts):
             old = self._target(ns, memory_id)
             new_id = fields.get("id")
             mem = Memory(
-                id=check_id(new_id, "memory id") if new_id is not None else _new_id(),
+                id=check_id(new_id, "memory id") if new_id is not None else new_record_id(),
                 content=check_text(content, "content"),
                 sources=retraction.sources,
                 kind=check_kind(fields.get("kind", old.kind)),
@@ -217,7 +216,7 @@ class RecordOps(StoreParts):
             times = {k: fields.get(k, getattr(old, k)) for k in TIME_FIELDS}
             if any(v is not None for v in times.values()):
                 checked = memory_from(
-                    {"content": "", "sources": ["x"], "id": "x", **times}, 0.0, _new_id
+                    {"content": "", "sources": ["x"], "id": "x", **times}, 0.0, new_record_id
                 )
                 mem.__dict__.update({k: getattr(checked, k) for k in TIME_FIELDS})
             r, new = self._insert_records(ns, [retraction, mem])
@@ -236,7 +235,7 @@ class RecordOps(StoreParts):
     ) -> Memory:
         target = check_id(memory_id, "memory id")
         return Memory(
-            id=check_id(rid, "retraction id") if rid is not None else _new_id(),
+            id=check_id(rid, "retraction id") if rid is not None else new_record_id(),
             content=f"retracts {target}",
             sources=check_sources(sources),
             kind=RETRACTION,
@@ -306,10 +305,6 @@ class RecordOps(StoreParts):
         if waits:
             self._b.add_record_waits(ns, waits)
         return [result[m.id] for m in mems], len(fresh)
-
-
-def _new_id() -> str:
-    return "m_" + uuid.uuid4().hex
 
 
 def _same_record(a: Memory, b: Memory) -> bool:
