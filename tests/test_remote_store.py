@@ -4,6 +4,7 @@ HTTP API: the same code, the same results, the same exception classes."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -24,18 +25,24 @@ from branchmem.server.errors import Forbidden, UnknownNamespace
 from server_fixtures import make_served
 
 
-@pytest.fixture(params=["embedded", "remote"])
-def any_store(request: pytest.FixtureRequest) -> Iterator[Any]:
-    if request.param == "embedded":
+@contextmanager
+def opened(kind: str, grants: list[str] | None = None) -> Iterator[Any]:
+    """An embedded `Store`, or a `RemoteStore` served to a key with ``grants``
+    (default: the owner's, admin of the default namespace)."""
+    if kind == "embedded":
         with Store() as s:
             yield s
         return
     served = make_served()
-    remote = RemoteStore(
-        "http://testserver", api_key=served.key["owner"], http_client=served.client
-    )
-    yield remote
+    key = served.key["owner"] if grants is None else served.keys.create("test", grants)[1]
+    yield RemoteStore("http://testserver", api_key=key, http_client=served.client)
     served.store.close()
+
+
+@pytest.fixture(params=["embedded", "remote"])
+def any_store(request: pytest.FixtureRequest) -> Iterator[Any]:
+    with opened(request.param) as s:
+        yield s
 
 
 def test_the_edit_scenario(any_store: Any) -> None:
@@ -197,14 +204,8 @@ def test_import_export(any_store: Any) -> None:
 @pytest.fixture(params=["embedded", "remote"])
 def two_namespaces(request: pytest.FixtureRequest) -> Iterator[Any]:
     """A store, embedded or served to a key that may write alice and bob."""
-    if request.param == "embedded":
-        with Store() as s:
-            yield s
-        return
-    served = make_served()
-    key = served.keys.create("both", ["alice:write", "bob:write"])[1]
-    yield RemoteStore("http://testserver", api_key=key, http_client=served.client)
-    served.store.close()
+    with opened(request.param, ["alice:write", "bob:write"]) as s:
+        yield s
 
 
 def test_batches_across_namespaces_keep_their_order(two_namespaces: Any) -> None:
