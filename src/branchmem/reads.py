@@ -18,7 +18,7 @@ from .lineage import ancestor_ranges, in_ranges, row_in_ranges
 from .model import RETRACTION, Event, Explanation, Memory, SourceStatus
 from .scope import check_anchors, read_chain, read_views
 from .store_parts import StoreParts
-from .validate import check_id, check_kind, check_namespace, check_page, show
+from .validate import check_id, check_kind, check_namespace, check_page, check_utf8, show
 
 if TYPE_CHECKING:
     from .store import Store
@@ -33,6 +33,7 @@ class ReadOps(StoreParts):
             raise InvalidInput(
                 f"`at` must be an event id or a branch name (a non-empty string), got {show(at)}"
             )
+        check_utf8(at, f"the anchor {show(at)}")
         row = self._b.get_events(ns, [at]).get(at)
         if row is None:
             head = self._b.get_branch(ns, at)
