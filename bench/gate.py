@@ -61,53 +61,6 @@ def make_history(n: int, seed: int = 7) -> tuple[list[dict[str, Any]], list[dict
     return events, memories, f"e{tip}"
 
 
-def make_forked_path(steps: int) -> tuple[list[dict[str, Any]], list[list[str]]]:
-    """Events of the forked path, and the (message, reply) pair of each step."""
-    events: list[dict[str, Any]] = []
-    pairs = []
-    last = None
-    for i in range(steps):
-        if i % 3 == 2 and last is not None:  # an edit: the first wording, then the second
-            events.append({"id": f"u{i}a", "parent": last, "role": "user", "content": f"问 {i}"})
-        u = f"u{i}"
-        events.append({"id": u, "parent": last, "role": "user", "content": f"问题 {i}"})
-        events.append({"id": f"r{i}a", "parent": u, "role": "assistant", "content": f"答 {i}"})
-        r = f"r{i}"  # the regenerated reply the conversation continues from
-        events.append({"id": r, "parent": u, "role": "assistant", "content": f"回答 {i}"})
-        pairs.append([u, r])
-        last = r
-    return events, pairs
-
-
-def forked_path(steps: int, repeat: int) -> None:
-    """Two-source memories against one-source ones on the forked path, both backends."""
-    events, pairs = make_forked_path(steps)
-    two = [{"id": f"m{i}", "content": f"记忆 {i}", "sources": p} for i, p in enumerate(pairs)]
-    one = [{"id": f"m{i}", "content": f"记忆 {i}", "sources": p[1:]} for i, p in enumerate(pairs)]
-    print(f"forked path: {len(events):,} events, {steps:,} memories of each shape")
-    tmp = Path(tempfile.mkdtemp(prefix="branchmem-bench-"))
-    for label in ("memory", "sqlite"):
-        stores: dict[str, Store] = {}
-        for shape in ("one", "two"):
-            st = Store() if label == "memory" else Store(tmp / f"{shape}.db")
-            st.add_events(events)
-            stores[shape] = st
-        times: dict[str, list[float]] = {"two": [], "one": []}
-        for k in range(repeat):
-            # Alternating, so both shapes meet the same machine conditions.
-            for shape, mems in (("one", one), ("two", two)):
-                batch = [dict(m, id=f"{m['id']}.{k}") for m in mems]
-                t = time.perf_counter()
-                stores[shape].add_memories(batch)
-                times[shape].append(time.perf_counter() - t)
-        tip = pairs[-1][1]
-        assert len(stores["two"].memories(at=tip)) == len(stores["one"].memories(at=tip))
-        for st in stores.values():
-            st.close()
-        medians(f"{label}: two-source memories vs one-source (forked path)", times, "<= 1.5x")
-    remove_dir(tmp)
-
-
 def many_namespaces(n_ns: int, repeat: int) -> None:
     """One ``add_events`` batch spanning ``n_ns`` namespaces against one call per namespace."""
     tmp = Path(tempfile.mkdtemp(prefix="branchmem-bench-"))
@@ -258,14 +211,25 @@ def main() -> None:
     ap.add_argument(
         "--fork-steps", type=int, default=4000, help="steps of the forked path (0: skip it)"
     )
+    ap.add_argument(
+        "--fork-messages",
+        type=int,
+        default=10_000,
+        help="messages on the forked path whose reads are timed (0: skip them)",
+    )
     ap.add_argument("--only-forked", action="store_true", help="run the forked path alone")
     args = ap.parse_args()
     n = args.events or (100_000 if args.quick else 1_000_000)
     if args.durability_only:
         durability(make_history(n)[0])
         return
-    if args.fork_steps and args.backend != "postgres":
-        forked_path(args.fork_steps, max(3, args.repeat // 2))
+    if args.backend != "postgres":
+        from gate_forked import forked_path, forked_reads
+
+        if args.fork_steps:
+            forked_path(args.fork_steps, max(3, args.repeat // 2))
+        if args.fork_messages:
+            forked_reads(args.fork_messages, args.repeat)
         many_namespaces(400, 3)
     if args.only_forked:
         return

@@ -33,6 +33,7 @@ from .errors import (
 from .lifecycle import LifecycleOps, Policy, check_read_times, narrow, time_note
 from .lineage import (
     Ingest,
+    RangesMemo,
     ancestor_ranges,
     batch_seg_parents,
     in_ranges,
@@ -40,7 +41,7 @@ from .lineage import (
     row_in_ranges,
 )
 from .merge import MergeOps
-from .model import RETRACTION, Event, Explanation, Memory, SourceStatus
+from .model import RETRACTION, Event, Explanation, Memory, SourceStatus, set_fresh
 from .purge import PurgeOps
 from .redact import Redactor
 from .scope import ViaCopies, check_anchors, read_chain, read_views
@@ -159,6 +160,7 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         self._clock = clock
         self._policy = policy if policy is not None else Policy()
         self._via_copies = ViaCopies()
+        self._ranges_memo = RangesMemo()
         self._redactor = redactor
 
     @property
@@ -547,7 +549,7 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
                 checked = memory_from(
                     {"content": "", "sources": ["x"], "id": "x", **times}, 0.0, _new_id
                 )
-                mem.__dict__.update({k: getattr(checked, k) for k in TIME_FIELDS})
+                set_fresh(mem, **{k: getattr(checked, k) for k in TIME_FIELDS})
             r, new = self._insert_records(ns, [retraction, mem])
             log(self, ns, "supersede", [new.id, r.id, memory_id], actor, new.created_at)
             return new
@@ -649,7 +651,9 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         _, pos = self._anchor(ns, at)
         if pos is None:
             return None
-        return ancestor_ranges(pos, self._seg_parents(ns))
+        b = self._b
+        self._ranges_memo.sync(b.generation())
+        return self._ranges_memo.ranges(ns, pos, lambda segs: b.segment_ancestry(ns, segs))
 
     def memories(
         self,

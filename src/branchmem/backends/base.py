@@ -156,6 +156,13 @@ class Backend(Protocol):
         """Fork points of each segment (immutable once written, so cacheable)."""
         ...
 
+    def segment_ancestry(self, ns: str, segs: Iterable[int]) -> dict[int, tuple[Pos, ...]]:
+        """Fork points of ``segs``, and of any segments above them that come in
+        the same round trip (a database fetches all of them in one recursive
+        statement): a cold walk up a long forked path then costs one query, not
+        one per fork. Callers use what is returned and ask again for the rest."""
+        ...
+
     def segment_tips(self, ns: str, segs: Iterable[int]) -> dict[int, int]: ...
 
     def max_segment(self, ns: str) -> int:

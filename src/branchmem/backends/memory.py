@@ -7,7 +7,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from itertools import islice
+from itertools import chain, islice
 
 from ..branch_types import AuditEntry, HeadMove, Snapshot
 from ..model import Memory
@@ -135,6 +135,8 @@ class MemoryBackend:
         sp = self._read(ns).seg_parents
         return {s: sp[s] for s in segs}
 
+    segment_ancestry = segment_parents  # nothing to save: every lookup is a dict's
+
     def segment_tips(self, ns: str, segs: Iterable[int]) -> dict[int, int]:
         tips = self._read(ns).tips
         return {s: tips[s] for s in segs}
@@ -193,17 +195,21 @@ class MemoryBackend:
     def records_in_ranges(
         self, ns: str, ranges: Ranges, after: Ranges | None = None
     ) -> Iterator[RecordRow]:
-        index = self._read(ns).index
+        get = self._read(ns).index.get
+        # Slices joined in C: on a long forked path a range per fork, most of
+        # them a segment's every row.
+        parts = []
         for seg, upto in ranges.items():
-            entry = index.get(seg)
-            if entry is None:
+            entry = get(seg)
+            if entry is None or not entry[0]:
                 continue
             seqs, rows = entry
-            n = bisect_right(seqs, upto)
+            n = len(seqs) if seqs[-1] <= upto else bisect_right(seqs, upto)
             if after and (lo := after.get(seg, -1)) >= 0:
-                yield from rows[bisect_right(seqs, lo) : n]
-            else:
-                yield from rows[:n]
+                parts.append(rows[bisect_right(seqs, lo) : n])
+            elif n:
+                parts.append(rows[:n])
+        return chain.from_iterable(parts)
 
     def retractions_of(self, ns: str, target_ids: Iterable[str]) -> list[RecordRow]:
         sp = self._read(ns)
