@@ -218,16 +218,27 @@ def main() -> None:
         help="messages on the forked path whose reads are timed (0: skip them)",
     )
     ap.add_argument("--only-forked", action="store_true", help="run the forked path alone")
+    ap.add_argument(
+        "--footprint",
+        type=int,
+        metavar="N",
+        help="only the memory held by N events + N memories in memory, against plain tuples",
+    )
     args = ap.parse_args()
     n = args.events or (100_000 if args.quick else 1_000_000)
     if args.durability_only:
         durability(make_history(n)[0])
         return
+    if args.footprint:
+        from gate_footprint import footprint
+
+        footprint(args.footprint)
+        return
     if args.backend != "postgres":
         from gate_forked import forked_path, forked_reads
 
         if args.fork_steps:
-            forked_path(args.fork_steps, max(3, args.repeat // 2))
+            forked_path(args.fork_steps, args.repeat)
         if args.fork_messages:
             forked_reads(args.fork_messages, args.repeat)
         many_namespaces(400, 3)

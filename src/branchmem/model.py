@@ -208,6 +208,7 @@ _M_SET = tuple(Memory.__dict__[f].__set__ for f in _MEMORY_FIELDS)
 (_m_id, _m_content, _m_sources, _m_kind, _m_key, _m_imp, _m_ns, _m_meta, _m_target,
  _m_at, _m_seq, _m_via, _m_expires, _m_vfrom, _m_vto) = _M_SET  # fmt: skip
 _M_GET = attrgetter(*_MEMORY_FIELDS)
+_M_BY_NAME = dict(zip(_MEMORY_FIELDS, _M_SET, strict=True))
 
 
 def make_event(
@@ -271,12 +272,13 @@ def make_memory(
     return m
 
 
-def memory_with_via(m: Memory, via: str | None) -> Memory:
-    """A copy of ``m`` with ``via`` set (stored rows are shared, so never mutated)."""
+def memory_with(m: Memory, name: str, value: Any) -> Memory:
+    """A copy of ``m`` with one field changed: `dataclasses.replace` without
+    its checks (``m`` is already checked), at a third of the cost."""
     out: Memory = _new(Memory)
-    for put, value in zip(_M_SET, _M_GET(m), strict=True):
-        put(out, value)
-    _m_via(out, via)
+    for put, v in zip(_M_SET, _M_GET(m), strict=True):
+        put(out, v)
+    _M_BY_NAME[name](out, value)
     return out
 
 

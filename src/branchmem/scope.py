@@ -32,7 +32,7 @@ from .branch_types import CONFLICT
 from .errors import InvalidInput
 from .lifecycle import anchor_as_of
 from .lineage import row_in_ranges
-from .model import RETRACTION, Memory, memory_with_via
+from .model import RETRACTION, Memory, memory_with
 from .validate import show
 
 if TYPE_CHECKING:
@@ -43,7 +43,9 @@ _SEQ = attrgetter("seq")
 _set = object.__setattr__
 
 
-with_via = memory_with_via
+def with_via(m: Memory, via: str) -> Memory:
+    """A copy of ``m`` with ``via`` set (stored rows are shared, so never mutated)."""
+    return memory_with(m, "via", via)
 
 
 class ViaCopies:

@@ -606,10 +606,8 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         """Store the new ones of ``mems``; returns all of them as stored, and how
         many were new."""
         fresh, result = self._new_records(ns, mems)
-        events = self._b.get_events(ns, {s for m in fresh for s in m.sources})
-        where: list[list[Pos | None]] = [
-            [r.pos if (r := events.get(s)) is not None else None for s in m.sources] for m in fresh
-        ]
+        found = self._b.event_positions(ns, {s for m in fresh for s in m.sources})
+        where: list[list[Pos | None]] = [[found.get(s) for s in m.sources] for m in fresh]
         # The youngest source's segment of each record with several: looked up in one call.
         warm = set()
         for ps in where:

@@ -135,6 +135,11 @@ class Backend(Protocol):
     # events -----------------------------------------------------------------
     def get_events(self, ns: str, ids: Iterable[str]) -> dict[str, EventRow]: ...
 
+    def event_positions(self, ns: str, ids: Iterable[str]) -> dict[str, Pos | None]:
+        """Positions of the stored events among ``ids`` (None while one waits):
+        `get_events` without building the events, for writes that need only where."""
+        ...
+
     def insert_events(self, ns: str, rows: list[EventRow]) -> None:
         """Store new events; raise `DuplicateIds` (writing nothing) if any id exists."""
         ...

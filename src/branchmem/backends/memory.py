@@ -10,7 +10,7 @@ from dataclasses import replace
 from itertools import chain, islice
 
 from ..branch_types import AuditEntry, HeadMove, Snapshot
-from ..model import Memory
+from ..model import Memory, memory_with
 from .base import (
     BranchRow,
     DuplicateIds,
@@ -100,6 +100,10 @@ class MemoryBackend:
         events = self._read(ns).events
         return {i: r for i in ids if (r := events.get(i)) is not None}
 
+    def event_positions(self, ns: str, ids: Iterable[str]) -> dict[str, Pos | None]:
+        events = self._read(ns).events
+        return {i: r.pos for i in ids if (r := events.get(i)) is not None}
+
     def insert_events(self, ns: str, rows: list[EventRow]) -> None:
         sp = self._space(ns)
         # Copies, so that rows a planner still holds never alias stored state.
@@ -161,7 +165,7 @@ class MemoryBackend:
         out = []
         for r in rows:
             self._seq += 1
-            m = replace(r.memory, seq=self._seq)
+            m = memory_with(r.memory, "seq", self._seq)
             row = RecordRow(m, None, ())
             sp.records[m.id] = row
             if m.expires_at is not None or m.valid_from is not None or m.valid_to is not None:

@@ -73,6 +73,10 @@ class PostgresBackend(PgConnection):
         sql = f"SELECT {EVENT_COLS} FROM events WHERE ns = %(ns)s AND id = ANY(%(ids)s)"
         return {r[0]: event_from_row(ns, r) for r in self._ids(sql, ns, ids)}
 
+    def event_positions(self, ns: str, ids: Iterable[str]) -> dict[str, Pos | None]:
+        sql = "SELECT id, seg, seq FROM events WHERE ns = %(ns)s AND id = ANY(%(ids)s)"
+        return {r[0]: (r[1], r[2]) if r[1] is not None else None for r in self._ids(sql, ns, ids)}
+
     def insert_events(self, ns: str, rows: list[EventRow]) -> None:
         if not rows:
             return

@@ -62,6 +62,17 @@ class GraphTables(SQLiteParts):
                 out[r[0]] = self._event(ns, r)
         return out
 
+    def event_positions(self, ns: str, ids: Iterable[str]) -> dict[str, Pos | None]:
+        nid = self._ns(ns)
+        if nid is None:
+            return {}
+        out: dict[str, Pos | None] = {}
+        for chunk in chunks(list(ids)):
+            sql = f"SELECT id, seg, seq FROM events WHERE ns=? AND id IN ({marks(len(chunk))})"
+            for eid, seg, seq in self._db.execute(sql, (nid, *chunk)):
+                out[eid] = (seg, seq) if seg is not None else None
+        return out
+
     def insert_events(self, ns: str, rows: list[EventRow]) -> None:
         nid = self._wns(ns)
         dumps = json.dumps
