@@ -4,6 +4,8 @@
     python bench/gate.py --quick    # 100,000 events (under a minute)
     python bench/gate.py --durability-only --events 20000   # the durability figures alone
     python bench/gate.py --backend postgres --quick   # on PostgreSQL (bench/gate_postgres.py)
+    python bench/gate.py --only-forked   # the forked path alone (bench/gate_forked.py)
+    python bench/gate.py --footprint 1000000   # memory held in memory (bench/gate_footprint.py)
 
 History: chat-like; each new event answers the latest one, except about 2%
 that fork from a uniformly chosen older event (an edit or regenerate far
@@ -15,7 +17,8 @@ A second history, the forked path: each user message is answered, then the
 answer is regenerated (or the message edited) and the conversation goes on
 from the newer one, so nearly every step starts a segment. Memories sourced
 from a message and its reply (parent first) are timed against memories from
-the reply alone on the same history.
+the reply alone on the same history, and a read at its tip against the same
+read on a chain of the same messages (bench/gate_forked.py).
 
 Every figure is a ratio of two timings taken in this same run (the machine
 is shared and noisy); the medians of several repeats are compared.

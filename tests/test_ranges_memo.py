@@ -49,6 +49,9 @@ def test_memo_gives_the_plain_walks_ranges(graph: Graph, data: st.DataObject) ->
         assert got == want
         got[pos[0]] = -5  # the caller's copy: the memo must not share it
         assert memo.ranges("ns", pos, plain) == want
+        assert memo._size == sum(len(r) for _, r in memo._above.values()) <= max(
+            memo.limit, len(want)
+        )
 
 
 def test_an_entry_is_used_only_with_the_fork_points_it_was_built_from() -> None:
@@ -62,6 +65,7 @@ def test_an_entry_is_used_only_with_the_fork_points_it_was_built_from() -> None:
     # Segment 2 made again (a rolled-back write, or a purge and rebuild): new tuples.
     new = {0: (), 1: ((0, 3),), 2: ((0, 1),)}
     assert memo.ranges("ns", (2, 1), lambda segs: {s: new[s] for s in segs}) == {0: 1, 2: 1}
+    assert memo._size == 1  # the stale entry replaced, not counted twice
     # Erasures moved: everything goes.
     memo.sync(Generation(1, 1))
     memo.sync(Generation(2, 2))

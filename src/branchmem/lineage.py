@@ -117,6 +117,8 @@ class RangesMemo:
             if any(a > b for a, b in zip(out, islice(out, 1, None), strict=False)):
                 # Oldest segment first, so a read's rows come out nearly in write order.
                 out = dict(sorted(out.items()))
+            if hit is not None:  # stale: its fork points are not the backend's now
+                self._size -= len(hit[1])
             if self._size + len(out) > self.limit:
                 self.clear()
             self._above[ns, s] = (forks, out)

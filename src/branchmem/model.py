@@ -272,13 +272,14 @@ def make_memory(
     return m
 
 
-def memory_with(m: Memory, name: str, value: Any) -> Memory:
-    """A copy of ``m`` with one field changed: `dataclasses.replace` without
+def memory_with(m: Memory, **changes: Any) -> Memory:
+    """A copy of ``m`` with some fields changed: `dataclasses.replace` without
     its checks (``m`` is already checked), at a third of the cost."""
     out: Memory = _new(Memory)
     for put, v in zip(_M_SET, _M_GET(m), strict=True):
         put(out, v)
-    _M_BY_NAME[name](out, value)
+    for name, value in changes.items():
+        _M_BY_NAME[name](out, value)
     return out
 
 

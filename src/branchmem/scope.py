@@ -45,7 +45,7 @@ _set = object.__setattr__
 
 def with_via(m: Memory, via: str) -> Memory:
     """A copy of ``m`` with ``via`` set (stored rows are shared, so never mutated)."""
-    return memory_with(m, "via", via)
+    return memory_with(m, via=via)
 
 
 class ViaCopies:

@@ -184,6 +184,7 @@ def events_from(items: list[Any], now: float) -> list[Event]:
     roles, max_len, make, slow = _ROLES, MAX_ID_LEN, make_event, event_from
     out: list[Event] = []
     append = out.append
+    seen: dict[str, str] = {}  # a parent earlier in the batch: its own id string, kept once
     for item in items:
         if type(item) is not dict or not keys_ok(item):
             append(slow(item, now))
@@ -215,10 +216,11 @@ def events_from(items: list[Any], now: float) -> list[Event]:
             and parent.isprintable()
             and not parent.isspace()
         ):
-            parents = (parent,)
+            parents = (seen.get(parent, parent),)
         else:
             append(slow(item, now))
             continue
+        seen[eid] = eid
         append(make(eid, parents, role, content, "default", None, now))
     return out
 

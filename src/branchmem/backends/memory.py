@@ -7,10 +7,10 @@ from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from itertools import chain, islice
+from itertools import islice
 
 from ..branch_types import AuditEntry, HeadMove, Snapshot
-from ..model import Memory, memory_with
+from ..model import Memory, make_event, memory_with
 from .base import (
     BranchRow,
     DuplicateIds,
@@ -111,7 +111,16 @@ class MemoryBackend:
         if any(r.event.id in events for r in rows):
             raise DuplicateIds(ns)
         for r in rows:
-            events[r.event.id] = EventRow(r.event, r.pos)
+            ev = r.event
+            if ev.parents:
+                # A parent's id as the stored event's own string: one copy of each id.
+                ps = ev.parents
+                same = tuple([s.event.id if (s := events.get(p)) is not None else p for p in ps])
+                if any(a is not b for a, b in zip(same, ps, strict=True)):
+                    ev = make_event(
+                        ev.id, same, ev.role, ev.content, ev.namespace, ev.meta, ev.created_at
+                    )
+            events[ev.id] = EventRow(ev, r.pos)
 
     def set_event_positions(self, ns: str, positions: list[tuple[str, Pos]]) -> None:
         sp = self._space(ns)
@@ -162,10 +171,15 @@ class MemoryBackend:
 
     def insert_records(self, ns: str, rows: list[RecordRow]) -> list[Memory]:
         sp = self._space(ns)
+        events = sp.events
         out = []
         for r in rows:
             self._seq += 1
-            m = memory_with(r.memory, "seq", self._seq)
+            # Sources as the stored events' own id strings: one copy of each id.
+            srcs = tuple(
+                [e.event.id if (e := events.get(s)) is not None else s for s in r.memory.sources]
+            )
+            m = memory_with(r.memory, seq=self._seq, sources=srcs)
             row = RecordRow(m, None, ())
             sp.records[m.id] = row
             if m.expires_at is not None or m.valid_from is not None or m.valid_to is not None:
@@ -200,20 +214,23 @@ class MemoryBackend:
         self, ns: str, ranges: Ranges, after: Ranges | None = None
     ) -> Iterator[RecordRow]:
         get = self._read(ns).index.get
-        # Slices joined in C: on a long forked path a range per fork, most of
-        # them a segment's every row.
-        parts = []
+        # One flat list, extended in C. On a long forked path there is a range
+        # per fork, most of them a segment's every row: a slice or an iterator
+        # per fork made the read several times slower.
+        out: list[RecordRow] = []
+        add = out.extend
+        if after:
+            for seg, upto in ranges.items():
+                if (entry := get(seg)) is not None:
+                    seqs, rows = entry
+                    lo = bisect_right(seqs, after.get(seg, -1))
+                    add(rows[lo : bisect_right(seqs, upto)])
+            return iter(out)
         for seg, upto in ranges.items():
-            entry = get(seg)
-            if entry is None or not entry[0]:
-                continue
-            seqs, rows = entry
-            n = len(seqs) if seqs[-1] <= upto else bisect_right(seqs, upto)
-            if after and (lo := after.get(seg, -1)) >= 0:
-                parts.append(rows[bisect_right(seqs, lo) : n])
-            elif n:
-                parts.append(rows[:n])
-        return chain.from_iterable(parts)
+            if (entry := get(seg)) is not None:
+                seqs, rows = entry
+                add(rows if seqs and seqs[-1] <= upto else rows[: bisect_right(seqs, upto)])
+        return iter(out)
 
     def retractions_of(self, ns: str, target_ids: Iterable[str]) -> list[RecordRow]:
         sp = self._read(ns)
