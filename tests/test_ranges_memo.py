@@ -49,8 +49,8 @@ def test_memo_gives_the_plain_walks_ranges(graph: Graph, data: st.DataObject) ->
         assert got == want
         got[pos[0]] = -5  # the caller's copy: the memo must not share it
         assert memo.ranges("ns", pos, plain) == want
-        assert memo._size == sum(len(r) for _, r in memo._above.values()) <= max(
-            memo.limit, len(want)
+        assert (
+            memo._size == sum(len(r) for _, r in memo._above.values()) <= max(memo.limit, len(want))
         )
 
 
