@@ -1,4 +1,4 @@
-"""Ancestor ranges kept between reads (`lineage.RangesMemo`) and the one-statement
+"""Ancestor ranges kept between reads (`lineage_memo.RangesMemo`) and the one-statement
 fetch of a segment's ancestry (`Backend.segment_ancestry`).
 
 The reference is `ancestor_ranges`, the plain walk to the root.
@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from branchmem import Store
 from branchmem.backends.base import Generation, Pos
-from branchmem.lineage import RangesMemo, ancestor_ranges
+from branchmem.lineage import ancestor_ranges
+from branchmem.lineage_memo import RangesMemo
 from pg_helpers import PG_URL, SKIP_REASON
 from test_lineage_walk import segment_graphs
 

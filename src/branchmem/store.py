@@ -33,13 +33,13 @@ from .errors import (
 from .lifecycle import LifecycleOps, Policy, check_read_times, narrow, time_note
 from .lineage import (
     Ingest,
-    RangesMemo,
     ancestor_ranges,
     batch_seg_parents,
     in_ranges,
     index_position,
     row_in_ranges,
 )
+from .lineage_memo import RangesMemo
 from .merge import MergeOps
 from .model import RETRACTION, Event, Explanation, Memory, SourceStatus, set_fresh
 from .purge import PurgeOps
