@@ -48,7 +48,9 @@ class ReadOps(StoreParts):
         _, pos = self._anchor(ns, at)
         if pos is None:
             return None
-        return ancestor_ranges(pos, self._seg_parents(ns))
+        b = self._b
+        self._ranges_memo.sync(b.generation())
+        return self._ranges_memo.ranges(ns, pos, lambda segs: b.segment_ancestry(ns, segs))
 
     def memories(
         self,

@@ -14,7 +14,7 @@ from .branches import check_actor, log, new_record_id
 from .bulk import gc_paused
 from .errors import ConflictingRecord, InvalidInput, UnknownMemory
 from .lineage import batch_seg_parents, index_position
-from .model import RETRACTION, Memory
+from .model import RETRACTION, Memory, set_fresh
 from .store_parts import StoreParts
 from .validate import (
     TIME_FIELDS,
@@ -218,7 +218,7 @@ class RecordOps(StoreParts):
                 checked = memory_from(
                     {"content": "", "sources": ["x"], "id": "x", **times}, 0.0, new_record_id
                 )
-                mem.__dict__.update({k: getattr(checked, k) for k in TIME_FIELDS})
+                set_fresh(mem, **{k: getattr(checked, k) for k in TIME_FIELDS})
             r, new = self._insert_records(ns, [retraction, mem])
             log(
                 cast("Store", self),
@@ -282,10 +282,8 @@ class RecordOps(StoreParts):
         """Store the new ones of ``mems``; returns all of them as stored, and how
         many were new."""
         fresh, result = self._new_records(ns, mems)
-        events = self._b.get_events(ns, {s for m in fresh for s in m.sources})
-        where: list[list[Pos | None]] = [
-            [r.pos if (r := events.get(s)) is not None else None for s in m.sources] for m in fresh
-        ]
+        found = self._b.event_positions(ns, {s for m in fresh for s in m.sources})
+        where: list[list[Pos | None]] = [[found.get(s) for s in m.sources] for m in fresh]
         # The youngest source's segment of each record with several: looked up in one call.
         warm = set()
         for ps in where:

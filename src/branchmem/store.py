@@ -22,6 +22,7 @@ from .branches import BranchOps
 from .errors import InvalidInput
 from .ingest import EventOps
 from .lifecycle import LifecycleOps, Policy
+from .lineage_memo import RangesMemo
 from .merge import MergeOps
 from .model import Event, Memory
 from .purge import PurgeOps
@@ -129,6 +130,7 @@ class Store(EventOps, RecordOps, ReadOps, BranchOps, MergeOps, LifecycleOps, Pur
         self._clock = clock
         self._policy = policy if policy is not None else Policy()
         self._via_copies = ViaCopies()
+        self._ranges_memo = RangesMemo()
         self._redactor = redactor
 
     @property

@@ -17,6 +17,7 @@ from .model import Event, Memory
 
 if TYPE_CHECKING:
     from .lifecycle import Policy
+    from .lineage_memo import RangesMemo
 
 _Item = TypeVar("_Item", Event, Memory)
 
@@ -27,6 +28,7 @@ class StoreParts:
     _b: Backend
     _clock: Callable[[], float]
     _policy: Policy
+    _ranges_memo: RangesMemo
 
     if TYPE_CHECKING:
 

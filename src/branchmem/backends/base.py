@@ -135,6 +135,11 @@ class Backend(Protocol):
     # events -----------------------------------------------------------------
     def get_events(self, ns: str, ids: Iterable[str]) -> dict[str, EventRow]: ...
 
+    def event_positions(self, ns: str, ids: Iterable[str]) -> dict[str, Pos | None]:
+        """Positions of the stored events among ``ids`` (None while one waits):
+        `get_events` without building the events, for writes that need only where."""
+        ...
+
     def insert_events(self, ns: str, rows: list[EventRow]) -> None:
         """Store new events; raise `DuplicateIds` (writing nothing) if any id exists."""
         ...
@@ -154,6 +159,13 @@ class Backend(Protocol):
     # segments ---------------------------------------------------------------
     def segment_parents(self, ns: str, segs: Iterable[int]) -> dict[int, tuple[Pos, ...]]:
         """Fork points of each segment (immutable once written, so cacheable)."""
+        ...
+
+    def segment_ancestry(self, ns: str, segs: Iterable[int]) -> dict[int, tuple[Pos, ...]]:
+        """Fork points of ``segs``, and of any segments above them that come in
+        the same round trip (a database fetches all of them in one recursive
+        statement): a cold walk up a long forked path then costs one query, not
+        one per fork. Callers use what is returned and ask again for the rest."""
         ...
 
     def segment_tips(self, ns: str, segs: Iterable[int]) -> dict[int, int]: ...

@@ -10,7 +10,7 @@ from dataclasses import replace
 from itertools import islice
 
 from ..branch_types import AuditEntry, HeadMove, Snapshot
-from ..model import Memory
+from ..model import Memory, make_event, memory_with
 from .base import (
     BranchRow,
     DuplicateIds,
@@ -100,6 +100,10 @@ class MemoryBackend:
         events = self._read(ns).events
         return {i: r for i in ids if (r := events.get(i)) is not None}
 
+    def event_positions(self, ns: str, ids: Iterable[str]) -> dict[str, Pos | None]:
+        events = self._read(ns).events
+        return {i: r.pos for i in ids if (r := events.get(i)) is not None}
+
     def insert_events(self, ns: str, rows: list[EventRow]) -> None:
         sp = self._space(ns)
         # Copies, so that rows a planner still holds never alias stored state.
@@ -107,7 +111,16 @@ class MemoryBackend:
         if any(r.event.id in events for r in rows):
             raise DuplicateIds(ns)
         for r in rows:
-            events[r.event.id] = EventRow(r.event, r.pos)
+            ev = r.event
+            if ev.parents:
+                # A parent's id as the stored event's own string: one copy of each id.
+                ps = ev.parents
+                same = tuple([s.event.id if (s := events.get(p)) is not None else p for p in ps])
+                if any(a is not b for a, b in zip(same, ps, strict=True)):
+                    ev = make_event(
+                        ev.id, same, ev.role, ev.content, ev.namespace, ev.meta, ev.created_at
+                    )
+            events[ev.id] = EventRow(ev, r.pos)
 
     def set_event_positions(self, ns: str, positions: list[tuple[str, Pos]]) -> None:
         sp = self._space(ns)
@@ -135,6 +148,8 @@ class MemoryBackend:
         sp = self._read(ns).seg_parents
         return {s: sp[s] for s in segs}
 
+    segment_ancestry = segment_parents  # nothing to save: every lookup is a dict's
+
     def segment_tips(self, ns: str, segs: Iterable[int]) -> dict[int, int]:
         tips = self._read(ns).tips
         return {s: tips[s] for s in segs}
@@ -156,10 +171,15 @@ class MemoryBackend:
 
     def insert_records(self, ns: str, rows: list[RecordRow]) -> list[Memory]:
         sp = self._space(ns)
+        events = sp.events
         out = []
         for r in rows:
             self._seq += 1
-            m = replace(r.memory, seq=self._seq)
+            # Sources as the stored events' own id strings: one copy of each id.
+            srcs = tuple(
+                [e.event.id if (e := events.get(s)) is not None else s for s in r.memory.sources]
+            )
+            m = memory_with(r.memory, seq=self._seq, sources=srcs)
             row = RecordRow(m, None, ())
             sp.records[m.id] = row
             if m.expires_at is not None or m.valid_from is not None or m.valid_to is not None:
@@ -193,17 +213,24 @@ class MemoryBackend:
     def records_in_ranges(
         self, ns: str, ranges: Ranges, after: Ranges | None = None
     ) -> Iterator[RecordRow]:
-        index = self._read(ns).index
+        get = self._read(ns).index.get
+        # One flat list, extended in C. On a long forked path there is a range
+        # per fork, most of them a segment's every row: a slice or an iterator
+        # per fork made the read several times slower.
+        out: list[RecordRow] = []
+        add = out.extend
+        if after:
+            for seg, upto in ranges.items():
+                if (entry := get(seg)) is not None:
+                    seqs, rows = entry
+                    lo = bisect_right(seqs, after.get(seg, -1))
+                    add(rows[lo : bisect_right(seqs, upto)])
+            return iter(out)
         for seg, upto in ranges.items():
-            entry = index.get(seg)
-            if entry is None:
-                continue
-            seqs, rows = entry
-            n = bisect_right(seqs, upto)
-            if after and (lo := after.get(seg, -1)) >= 0:
-                yield from rows[bisect_right(seqs, lo) : n]
-            else:
-                yield from rows[:n]
+            if (entry := get(seg)) is not None:
+                seqs, rows = entry
+                add(rows if seqs and seqs[-1] <= upto else rows[: bisect_right(seqs, upto)])
+        return iter(out)
 
     def retractions_of(self, ns: str, target_ids: Iterable[str]) -> list[RecordRow]:
         sp = self._read(ns)

@@ -27,6 +27,22 @@ from .sqlrows import (
     record_values,
 )
 
+# The given segments (a JSON array) and every segment above them, one row per
+# fork point (seg, its place in the list, fork segment, fork seq; a root has one
+# row of NULLs): one statement for a whole forked path. UNION, so a segment
+# reached twice (after a merge) is expanded once.
+_ANCESTRY = """
+WITH RECURSIVE up(seg, k, ps, pq) AS (
+    SELECT s.seg, f.key, json_extract(f.value, '$[0]'), json_extract(f.value, '$[1]')
+    FROM json_each(?2) AS w JOIN segments s ON s.ns = ?1 AND s.seg = w.value
+    LEFT JOIN json_each(s.parents) AS f
+    UNION
+    SELECT s.seg, f.key, json_extract(f.value, '$[0]'), json_extract(f.value, '$[1]')
+    FROM up JOIN segments s ON s.ns = ?1 AND s.seg = up.ps LEFT JOIN json_each(s.parents) AS f
+)
+SELECT seg, k, ps, pq FROM up
+"""
+
 
 class GraphTables(SQLiteParts):
     """Events, segments and records of one SQLite store (mixed into `SQLiteBackend`)."""
@@ -44,6 +60,17 @@ class GraphTables(SQLiteParts):
             )
             for r in self._db.execute(sql, (nid, *chunk)):
                 out[r[0]] = self._event(ns, r)
+        return out
+
+    def event_positions(self, ns: str, ids: Iterable[str]) -> dict[str, Pos | None]:
+        nid = self._ns(ns)
+        if nid is None:
+            return {}
+        out: dict[str, Pos | None] = {}
+        for chunk in chunks(list(ids)):
+            sql = f"SELECT id, seg, seq FROM events WHERE ns=? AND id IN ({marks(len(chunk))})"
+            for eid, seg, seq in self._db.execute(sql, (nid, *chunk)):
+                out[eid] = (seg, seq) if seg is not None else None
         return out
 
     def insert_events(self, ns: str, rows: list[EventRow]) -> None:
@@ -122,6 +149,38 @@ class GraphTables(SQLiteParts):
             for seg, parents in self._db.execute(sql, (nid, *chunk)):
                 val = tuple((int(a), int(b)) for a, b in json.loads(parents))
                 if self._depth == 0 or len(cache) < 1_000_000:
+                    cache[(nid, seg)] = val
+                out[seg] = val
+        return out
+
+    def segment_ancestry(self, ns: str, segs: Iterable[int]) -> dict[int, tuple[Pos, ...]]:
+        nid = self._ns(ns)
+        if nid is None:
+            return {}
+        cache = self._seg_cache
+        out, missing = cached_segments(cache, nid, segs)
+        if missing and cache:
+            # A warm cache: a new segment's fork points most likely lie in known ones.
+            out.update(self.segment_parents(ns, missing))
+            missing = list(
+                {
+                    ps
+                    for s in missing
+                    for ps, _ in out.get(s, ())
+                    if ps not in out and (nid, ps) not in cache
+                }
+            )
+        if missing:
+            found: dict[int, list[tuple[int, int, int]]] = {}
+            for seg, k, ps, pq in self._db.execute(_ANCESTRY, (nid, json.dumps(missing))):
+                forks = found.setdefault(seg, [])
+                if ps is not None:
+                    forks.append((k, ps, pq))
+            for seg, forks in found.items():
+                if len(forks) > 1:
+                    forks.sort()
+                val = tuple([(ps, pq) for _, ps, pq in forks])
+                if len(cache) < 1_000_000:
                     cache[(nid, seg)] = val
                 out[seg] = val
         return out
