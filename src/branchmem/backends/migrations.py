@@ -13,15 +13,15 @@ from collections.abc import Mapping, Sequence
 
 from ..errors import StorageError
 
-CURRENT = 3
-"""The schema version this code reads and writes."""
+CURRENT = 4
+"""The schema version this code reads and writes (both SQL backends)."""
 
 
 def steps_to_apply(found: int, where: str) -> range:
     """Versions to apply to a store at version ``found`` (empty when current).
 
     >>> list(steps_to_apply(2, "x"))
-    [3]
+    [3, 4]
     """
     if found > CURRENT:
         raise StorageError(

@@ -169,7 +169,8 @@ class GraphTables(SQLiteParts):
 
     def insert_records(self, ns: str, rows: list[RecordRow]) -> list[Memory]:
         nid = self._wns(ns)
-        row = self._db.execute("SELECT max(seq) FROM records").fetchone()
+        # Numbered within the namespace (records_seq answers this from its last entry).
+        row = self._db.execute("SELECT max(seq) FROM records WHERE ns=?", (nid,)).fetchone()
         first = 1 + (int(row[0]) if row and row[0] is not None else 0)
         out = [replace(r.memory, seq=first + i) for i, r in enumerate(rows)]
         insert_rows(
