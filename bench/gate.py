@@ -3,6 +3,7 @@
     python bench/gate.py            # 1,000,000 events (a few minutes)
     python bench/gate.py --quick    # 100,000 events (under a minute)
     python bench/gate.py --durability-only --events 20000   # the durability figures alone
+    python bench/gate.py --single-writes   # single add_event/add_memory vs a plain INSERT
     python bench/gate.py --backend postgres --quick   # on PostgreSQL (bench/gate_postgres.py)
 
 History: chat-like; each new event answers the latest one, except about 2%
@@ -259,7 +260,16 @@ def main() -> None:
         "--fork-steps", type=int, default=4000, help="steps of the forked path (0: skip it)"
     )
     ap.add_argument("--only-forked", action="store_true", help="run the forked path alone")
+    ap.add_argument(
+        "--single-writes", action="store_true", help="only single add_event/add_memory calls "
+        "against a plain INSERT (bench/single_writes.py)"
+    )  # fmt: skip
     args = ap.parse_args()
+    if args.single_writes:
+        from single_writes import report
+
+        report(2000)
+        return
     n = args.events or (100_000 if args.quick else 1_000_000)
     if args.durability_only:
         durability(make_history(n)[0])

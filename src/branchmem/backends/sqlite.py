@@ -152,6 +152,9 @@ class SQLiteBackend(GraphTables, MetaTables):
         self._depth = 0
         self._ns_ids: dict[str, int] = {}
         self._seg_cache: dict[tuple[int, int], tuple[Pos, ...]] = {}
+        self._top: dict[int, int] = {}
+        self._no_waits: set[int] = set()
+        self._no_record_waits: set[int] = set()
         # Generation: a count of changes seen (our commits, and data_version moves
         # for everyone else's) and the stored erasure counter as last read.
         self._writes = 0
@@ -186,6 +189,13 @@ class SQLiteBackend(GraphTables, MetaTables):
         if version != self._data_version:
             self._data_version = version
             self._writes += 1
+            self._forget_volatile()
+
+    def _forget_volatile(self) -> None:
+        """Drop what holds only while no other connection writes."""
+        self._top.clear()
+        self._no_waits.clear()
+        self._no_record_waits.clear()
 
     def generation(self) -> Generation:
         with self._lock:
@@ -325,6 +335,7 @@ class SQLiteBackend(GraphTables, MetaTables):
         # A rolled-back write may have cached ids that no longer exist.
         self._ns_ids.clear()
         self._seg_cache.clear()
+        self._forget_volatile()
         self._erasing = False
 
     def transaction(self) -> Any:

@@ -191,6 +191,7 @@ class MetaTables(SQLiteParts):
     def delete_records(self, ns: str, ids: list[str]) -> None:
         nid = self._wns(ns)
         self._mark_erasure()
+        self._top.pop(nid, None)
         for table, col in (
             ("records", "id"), ("life", "id"), ("record_waits", "record"), ("vectors", "id"),
         ):  # fmt: skip
@@ -220,6 +221,7 @@ class MetaTables(SQLiteParts):
         self._db.execute("UPDATE namespaces SET name=? WHERE id=?", (f"\x00purged {nid}", nid))
         self._ns_ids.pop(ns, None)
         self._seg_cache = {k: v for k, v in self._seg_cache.items() if k[0] != nid}
+        self._top.pop(nid, None)
 
     # vectors ------------------------------------------------------------------
     def get_vectors(
