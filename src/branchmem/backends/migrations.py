@@ -4,7 +4,7 @@ Each store records the versions applied to it in a ``schema_version`` table.
 Opening an older store applies the missing steps in one transaction; opening
 a newer one is refused, because this code cannot know what the newer columns
 mean. Steps are plain statement lists per dialect, numbered from the version
-they produce.
+they produce; a version that changes nothing in one dialect has no step there.
 """
 
 from __future__ import annotations
@@ -43,6 +43,6 @@ def plan(
     the statements, in order (the missing steps, then ``schema``'s idempotent
     ``CREATE ... IF NOT EXISTS`` statements), and the versions to record."""
     todo = [] if found is None else list(steps_to_apply(found, where))
-    stmts = [stmt for v in todo for stmt in steps[v]]
+    stmts = [stmt for v in todo for stmt in steps.get(v, ())]
     stmts += [stmt for stmt in schema.split(";\n") if stmt.strip()]
     return stmts, todo if found is not None else [CURRENT]

@@ -78,11 +78,7 @@ CREATE TABLE IF NOT EXISTS life (
 
 # Statements that bring a store from the version before to the key's version.
 # Version 3 is the first PostgreSQL schema; later steps go here.
-STEPS: dict[int, list[str]] = {
-    # 4 numbers records and audit lines per namespace on SQLite; PostgreSQL
-    # always did, so its step is empty (the version stays shared).
-    4: [],
-}
+STEPS: dict[int, list[str]] = {}
 
 # One key for "someone is creating or upgrading the schema" (any 64-bit value).
 SETUP_LOCK = 0x6272616E63686D65  # "branchme"
