@@ -64,12 +64,15 @@ def test_interleaved_writes_number_each_namespace_alone(
     make_store: Callable[[], Store], steps: list[tuple[str, str, int]]
 ) -> None:
     store = make_store()
-    _run(store, steps)
-    for ns in NAMESPACES:
-        got = [(m.id, m.seq) for m in store.records(namespace=ns)]
-        assert got == _replay_alone(steps, ns), ns
-        audit = [e.seq for e in store.audit(ns)]
-        assert audit == list(range(1, len(audit) + 1))
+    try:
+        _run(store, steps)
+        for ns in NAMESPACES:
+            got = [(m.id, m.seq) for m in store.records(namespace=ns)]
+            assert got == _replay_alone(steps, ns), ns
+            audit = [e.seq for e in store.audit(ns)]
+            assert audit == list(range(1, len(audit) + 1))
+    finally:
+        store.close()  # one example's connections go before the next opens its own
 
 
 def test_one_tenant_writing_does_not_move_anothers_numbers(

@@ -56,6 +56,7 @@ from .validate import (
     check_sources,
     check_text,
     check_time,
+    check_utf8,
     events_from,
     memory_from,
     show,
@@ -637,6 +638,7 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
             raise InvalidInput(
                 f"`at` must be an event id or a branch name (a non-empty string), got {show(at)}"
             )
+        check_utf8(at, "`at`")  # no stored id holds a lone surrogate; SQL cannot encode one
         row = self._b.get_events(ns, [at]).get(at)
         if row is None:
             head = self._b.get_branch(ns, at)
