@@ -88,8 +88,11 @@ class SQLiteBackend(GraphTables, MetaTables):
     (``BEGIN IMMEDIATE``) and only immutable facts (segment fork points,
     namespace ids) are cached in process. They are immutable until an erasure
     (a namespace dropped and rebuilt reuses segment numbers), so every
-    transaction starts by reading the store's erasure counter (`_sync`) and
-    drops them when another connection has moved it.
+    transaction starts by checking SQLite's ``data_version`` (`_sync`): when
+    another connection committed since, it reads the store's erasure counter
+    and drops them if that moved. A few facts hold only while no other
+    connection writes (a namespace's last record seq, the absence of waiting
+    events or records); they go whenever ``data_version`` moves.
     """
 
     shares_rows = False
@@ -315,7 +318,7 @@ class SQLiteBackend(GraphTables, MetaTables):
         finishing any erasure still pending. True if it was complete (no other
         connection's read held part of it back)."""
         with self._lock:
-            if self.readonly:
+            if self.readonly or self._depth:  # inside a transaction: after it commits
                 return False
             self._sync()
             if self._erasures > self._log_clean:
