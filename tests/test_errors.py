@@ -195,22 +195,3 @@ def test_messages_say_what_to_do(store: Store) -> None:
         store.add_event("e1", content="changed")
     with pytest.raises(UnknownAnchor, match="event id or a branch name"):
         store.memories(at="nowhere")
-
-
-@pytest.mark.parametrize(
-    "read",
-    [
-        lambda s: s.memories(at="\ud800"),
-        lambda s: s.conflicts(at="\ud800"),
-        lambda s: s.memories(at=["e1", "\ud800"]),
-        lambda s: s.search("x", at="\ud800", embedder="hashing"),
-        lambda s: s.visible("m1", at="\ud800"),
-    ],
-)
-def test_an_anchor_with_a_lone_surrogate_is_invalid_input(store: Store, read: Any) -> None:
-    """No stored id can hold one, and SQL cannot even encode it: every backend
-    answers InvalidInput (once a raw UnicodeEncodeError on SQLite and PostgreSQL)."""
-    store.add_event("e1")
-    store.add_memory("x", sources=["e1"], id="m1")
-    with pytest.raises(InvalidInput, match="surrogate"):
-        read(store)

@@ -33,7 +33,7 @@ from .errors import InvalidInput
 from .lifecycle import anchor_as_of
 from .lineage import row_in_ranges
 from .model import RETRACTION, Memory
-from .validate import check_utf8, show
+from .validate import show
 
 if TYPE_CHECKING:
     from .store import Store
@@ -127,7 +127,6 @@ def check_anchors(at: Any) -> list[str]:
             raise InvalidInput(
                 f"every anchor in `at` must be an event id or a branch name, got {show(a)}"
             )
-        check_utf8(a, "an anchor in `at`")
     return list(dict.fromkeys(at))
 
 
