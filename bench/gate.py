@@ -3,6 +3,7 @@
     python bench/gate.py            # 1,000,000 events (a few minutes)
     python bench/gate.py --quick    # 100,000 events (under a minute)
     python bench/gate.py --durability-only --events 20000   # the durability figures alone
+    python bench/gate.py --single-writes   # single add_event/add_memory vs a plain INSERT
     python bench/gate.py --backend postgres --quick   # on PostgreSQL (bench/gate_postgres.py)
     python bench/gate.py --only-forked   # the forked path alone (bench/gate_forked.py)
     python bench/gate.py --footprint 1000000   # memory held in memory (bench/gate_footprint.py)
@@ -227,7 +228,16 @@ def main() -> None:
         metavar="N",
         help="only the memory held by N events + N memories in memory, against plain tuples",
     )
+    ap.add_argument(
+        "--single-writes", action="store_true", help="only single add_event/add_memory calls "
+        "against a plain INSERT (bench/single_writes.py)"
+    )  # fmt: skip
     args = ap.parse_args()
+    if args.single_writes:
+        from single_writes import report
+
+        report(2000)
+        return
     n = args.events or (100_000 if args.quick else 1_000_000)
     if args.durability_only:
         durability(make_history(n)[0])

@@ -162,8 +162,11 @@ class RecordOps(StoreParts):
         actor = check_actor(actor)
         with self._b.transaction():
             self._target(ns, memory_id)
-            done = self._insert_records(ns, [rec])[0]
-            log(cast("Store", self), ns, "retract", [done.id, memory_id], actor, done.created_at)
+            stored, new = self._write_records(ns, [rec])
+            done = stored[0]
+            if new:  # a re-add of the same retraction changes nothing: no audit line
+                ids = [done.id, memory_id]
+                log(cast("Store", self), ns, "retract", ids, actor, done.created_at)
             return done
 
     def supersede(

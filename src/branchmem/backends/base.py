@@ -313,3 +313,37 @@ class VectorStore(Protocol):
         ...
 
     def transaction(self) -> AbstractContextManager[None]: ...
+
+
+@runtime_checkable
+class QueryLogRegistry(Protocol):
+    """Optional (found with ``isinstance``): the query logs that searches of
+    this store wrote to, kept with the store so that a purge in any later
+    process reaches them (`branchmem.purge`). Paths are absolute."""
+
+    def query_logs(self) -> list[str]: ...
+
+    def add_query_log(self, path: str) -> None:
+        """Remember ``path`` (inside `transaction`; a known path is a no-op)."""
+        ...
+
+    def transaction(self) -> AbstractContextManager[None]: ...
+
+    def reading(self) -> AbstractContextManager[None]: ...
+
+
+@runtime_checkable
+class LogFile(Protocol):
+    """Optional (found with ``isinstance``): a backend whose write-ahead log is a
+    file next to the store (SQLite). After a purge the log may still hold the
+    erased bytes while another connection reads; `erasure_pending` says so
+    until `checkpoint` (tried again after every write and at close) has
+    copied the log into the file and truncated it."""
+
+    def checkpoint(self) -> bool:
+        """Copy the log into the file and truncate it; True if it was complete."""
+        ...
+
+    def erasure_pending(self) -> bool:
+        """Does the log (may) still hold bytes of a purge?"""
+        ...

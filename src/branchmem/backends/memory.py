@@ -43,6 +43,7 @@ class _Space:
         self.audit: list[AuditEntry] = []
         self.life: dict[str, LifeRow] = {}
         self.timed = 0  # records with expires_at, valid_from or valid_to
+        self.top = 0  # the highest record seq (seqs count within the namespace)
         self.vectors: dict[str, dict[str, tuple[str, bytes]]] = {}  # embedder -> id -> vec
 
 
@@ -61,10 +62,10 @@ class MemoryBackend:
     def __init__(self) -> None:
         self._spaces: dict[str, _Space] = {}
         self._lock = threading.RLock()
-        self._seq = 0
         self._writes = 0
         self._erasures = 0
         self._detached: list[list[AuditEntry]] = []  # audit logs of dropped namespaces
+        self._query_logs: set[str] = set()
 
     def _read(self, ns: str) -> _Space:
         # Reads of an unknown namespace see an empty space and create nothing.
@@ -174,12 +175,12 @@ class MemoryBackend:
         events = sp.events
         out = []
         for r in rows:
-            self._seq += 1
+            sp.top += 1  # numbered within the namespace, like the SQL backends
             # Sources as the stored events' own id strings: one copy of each id.
             srcs = tuple(
                 [e.event.id if (e := events.get(s)) is not None else s for s in r.memory.sources]
             )
-            m = memory_with(r.memory, seq=self._seq, sources=srcs)
+            m = memory_with(r.memory, seq=sp.top, sources=srcs)
             row = RecordRow(m, None, ())
             sp.records[m.id] = row
             if m.expires_at is not None or m.valid_from is not None or m.valid_to is not None:
@@ -354,6 +355,8 @@ class MemoryBackend:
             sp.index[seg] = ([q for q, _ in keep], [r for _, r in keep])
         for rid in ids:
             sp.by_target.pop(rid, None)
+        # The next seq follows the highest one left (as max(seq) + 1 does in SQL).
+        sp.top = max((r.memory.seq for r in sp.records.values()), default=0)
         for ev, recs in list(sp.record_waits.items()):
             sp.record_waits[ev] = [r for r in recs if r not in gone]
 
@@ -402,3 +405,10 @@ class MemoryBackend:
     def audit(self, ns: str, since: float | None) -> list[AuditEntry]:
         log = self._read(ns).audit
         return list(log) if since is None else [e for e in log if e.at >= since]
+
+    # query logs ---------------------------------------------------------------
+    def query_logs(self) -> list[str]:
+        return sorted(self._query_logs)
+
+    def add_query_log(self, path: str) -> None:
+        self._query_logs.add(path)

@@ -77,6 +77,12 @@ class GraphTables(SQLiteParts):
         nid = self._wns(ns)
         dumps = json.dumps
         join = SEP.join
+        if len(rows) == 1:  # one statement: a duplicate id undoes it alone
+            try:
+                self._insert_events(nid, rows, dumps, join)
+            except sqlite3.IntegrityError as exc:
+                raise DuplicateIds(ns) from exc
+            return
         # A savepoint, so that a duplicate id leaves none of the batch behind.
         self._db.execute("SAVEPOINT insert_events")
         try:
@@ -115,8 +121,12 @@ class GraphTables(SQLiteParts):
         nid = self._ns(ns)
         if nid is None:
             return {}
-        # Waiting events are rare; skip the lookups when there are none at all.
+        # Waiting events are rare; skip the lookups when there are none at all
+        # (known from an earlier look while no other connection has written).
+        if nid in self._no_waits:
+            return {}
         if self._db.execute("SELECT 1 FROM waits WHERE ns=? LIMIT 1", (nid,)).fetchone() is None:
+            self._no_waits.add(nid)
             return {}
         out: dict[str, list[str]] = {}
         for chunk in chunks(list(parent_ids)):
@@ -127,6 +137,7 @@ class GraphTables(SQLiteParts):
 
     def add_waits(self, ns: str, pairs: list[tuple[str, str]]) -> None:
         nid = self._wns(ns)
+        self._no_waits.discard(nid)
         self._db.executemany(
             "INSERT OR IGNORE INTO waits VALUES (?,?,?)", ((nid, p, c) for p, c in pairs)
         )
@@ -228,15 +239,20 @@ class GraphTables(SQLiteParts):
 
     def insert_records(self, ns: str, rows: list[RecordRow]) -> list[Memory]:
         nid = self._wns(ns)
-        row = self._db.execute("SELECT max(seq) FROM records").fetchone()
-        first = 1 + (int(row[0]) if row and row[0] is not None else 0)
-        out = [replace(r.memory, seq=first + i) for i, r in enumerate(rows)]
+        # Numbered within the namespace (records_seq answers this from its last
+        # entry; known already after this connection's last write, unless another wrote).
+        top = self._top.get(nid)
+        if top is None:
+            row = self._db.execute("SELECT max(seq) FROM records WHERE ns=?", (nid,)).fetchone()
+            top = int(row[0]) if row and row[0] is not None else 0
+        out = [replace(r.memory, seq=top + 1 + i) for i, r in enumerate(rows)]
         insert_rows(
             self._db,
             f"INSERT INTO records ({REC_COLS}, ns)",
             17,
             [(*record_values(m, r), nid) for m, r in zip(out, rows, strict=True)],
         )
+        self._top[nid] = top + len(rows)
         return out
 
     def set_record_positions(
@@ -281,10 +297,11 @@ class GraphTables(SQLiteParts):
         nid = self._ns(ns)
         if nid is None:
             return {}
-        if (
-            self._db.execute("SELECT 1 FROM record_waits WHERE ns=? LIMIT 1", (nid,)).fetchone()
-            is None
-        ):
+        if nid in self._no_record_waits:
+            return {}
+        sql = "SELECT 1 FROM record_waits WHERE ns=? LIMIT 1"
+        if self._db.execute(sql, (nid,)).fetchone() is None:
+            self._no_record_waits.add(nid)
             return {}
         out: dict[str, list[str]] = {}
         for chunk in chunks(list(event_ids)):
@@ -298,6 +315,7 @@ class GraphTables(SQLiteParts):
 
     def add_record_waits(self, ns: str, pairs: list[tuple[str, str]]) -> None:
         nid = self._wns(ns)
+        self._no_record_waits.discard(nid)
         self._db.executemany(
             "INSERT OR IGNORE INTO record_waits VALUES (?,?,?)", ((nid, e, r) for e, r in pairs)
         )
