@@ -18,7 +18,7 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any, cast
 
-from .backends.base import BranchRow, Pos
+from .backends.base import BranchRow, HeadSwap, Pos
 from .branch_types import AuditEntry, HeadMove, Snapshot
 from .errors import (
     BranchConflict,
@@ -79,10 +79,19 @@ def check_expected(row: BranchRow, ns: str, expected: str | None) -> None:
 def move_head(
     s: Store, ns: str, row: BranchRow, head: str, why: str, actor: str | None, now: float
 ) -> None:
-    """Point ``row`` at ``head`` and log the move (inside the caller's transaction)."""
+    """Point ``row`` at ``head`` and log the move (inside the caller's transaction).
+
+    A backend with `HeadSwap` moves it only if it is still at ``row.head``
+    (`BranchConflict` if another writer moved it since it was read)."""
     old = row.head
-    row.head, row.updated_at = head, now
-    s._b.put_branch_row(ns, row)
+    if isinstance(s._b, HeadSwap):
+        if not s._b.swap_head(ns, row.name, old, head, now):
+            now_at = s._b.get_branch(ns, row.name)
+            raise BranchConflict(row.name, ns, old, now_at or "(deleted)")
+        row.head, row.updated_at = head, now
+    else:
+        row.head, row.updated_at = head, now
+        s._b.put_branch_row(ns, row)
     s._b.add_head_moves(ns, [HeadMove(row.name, old, head, why, actor, now, ns)])
 
 
@@ -112,11 +121,38 @@ def write_on_branch(
     expected_head: str | None,
 ) -> tuple[Event, list[Memory]]:
     """Append the event ``fields`` under ``branch``'s head, store ``make_records(event_id)``
-    sourced from it, and advance the head: all or nothing."""
-    now = s._clock()
+    sourced from it, and advance the head: all or nothing.
+
+    If the head moved between reading and moving it (only where writers run at
+    once, `HeadSwap`), nothing was written: without ``expected_head`` it starts
+    over on the new head (`HEAD_TRIES` times in all)."""
     actor = check_actor(actor)
     if expected_head is not None:
         check_id(expected_head, "expected_head")
+    tries = HEAD_TRIES
+    while True:
+        tries -= 1
+        try:
+            return _write_once(s, ns, branch, fields, make_records, why, actor, expected_head)
+        except BranchConflict:
+            if expected_head is not None or not tries:
+                raise
+
+
+HEAD_TRIES = 5
+
+
+def _write_once(
+    s: Store,
+    ns: str,
+    branch: str,
+    fields: dict[str, Any],
+    make_records: Callable[[str], list[Memory]],
+    why: str,
+    actor: str | None,
+    expected_head: str | None,
+) -> tuple[Event, list[Memory]]:
+    now = s._clock()
     with s._b.transaction():
         row = branch_row(s, ns, branch)
         check_expected(row, ns, expected_head)

@@ -145,7 +145,7 @@ class Store(BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
         elif isinstance(path, str) and path.startswith(("postgresql://", "postgres://")):
             from .backends.postgres import PostgresBackend
 
-            self._b = PostgresBackend(path, create=create)
+            self._b = PostgresBackend(path, create=create, durability=durability)
         else:
             from .backends.sqlite import SQLiteBackend
 
