@@ -20,6 +20,7 @@ from typing import Any
 from ..errors import StorageError
 from .base import Generation
 from .pg_schema import prepare
+from .sqlrows import SEP
 
 Key = tuple[str, str, Any]
 """A cache key: (what, namespace, which)."""
@@ -27,6 +28,9 @@ Trace = Callable[[str, Mapping[str, Any]], None]
 """Called with every statement and its parameters before it runs (for tests)."""
 
 COPY_FROM = 500  # rows: larger batches go in by COPY
+IDS = "ANY(string_to_array(%(ids)s, chr(31)))"
+"""Matches one of the ids in the ``ids`` parameter, sent as one string joined by
+`SEP` (ids are printable, so it is in none): cheaper to send than an array."""
 STORE_ROW = ""
 """The ``ns`` key of store-wide rows (no namespace is named by the empty string)."""
 LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(%(ns)s, 0))"
@@ -50,6 +54,30 @@ def columns(rows: list[tuple[Any, ...]], width: int) -> dict[str, Any]:
     """Rows to the ``c0..cN`` column arrays that `_unnest` reads."""
     cols = list(zip(*rows, strict=True)) if rows else [() for _ in range(width)]
     return {f"c{i}": list(c) for i, c in enumerate(cols)}
+
+
+_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+
+
+def copy_text(ns: str, rows: list[tuple[Any, ...]]) -> str:
+    """``rows`` (text, numbers or None), each after ``ns``, in ``COPY``'s text
+    format: one string built here is far cheaper than a row at a time.
+
+    >>> copy_text("n", [("a\\tb", 1.5, None, 2)])
+    'n\\ta\\\\tb\\t1.5\\t\\\\N\\t2\\n'
+    """
+    head = ns.translate(_COPY_ESCAPES) + "\t"
+    out = []
+    for r in rows:
+        out.append(
+            head
+            + "\t".join(
+                "\\N" if v is None else v.translate(_COPY_ESCAPES) if type(v) is str else repr(v)
+                for v in r
+            )
+        )
+    out.append("")
+    return "\n".join(out)
 
 
 def public_url(url: str) -> str:
@@ -376,13 +404,12 @@ class PgConnection:
             self._flush()  # COPY cannot join a pipeline
         sql = f"COPY {table} (ns, {cols}) FROM STDIN"
         if self._trace is not None:
-            self._trace(sql, {"ns": ns})
+            self._trace(sql, {"ns": ns, "rows": rows})
         conn = st.conn
         conn.execute("SAVEPOINT batch")
         try:
             with conn.cursor().copy(sql) as copy:
-                for r in rows:
-                    copy.write_row((ns, *r))
+                copy.write(copy_text(ns, rows))
         except self._psycopg.errors.UniqueViolation:
             conn.execute("ROLLBACK TO SAVEPOINT batch")
             return "duplicate"
@@ -390,5 +417,6 @@ class PgConnection:
         return "done"
 
     def _ids(self, sql: str, ns: str, ids: Iterable[str]) -> list[tuple[Any, ...]]:
-        want = list(ids)
+        # One string, not an array: ids are printable, so the separator is in none.
+        want = SEP.join(ids)
         return self._q(sql, {"ns": ns, "ids": want}) if want else []

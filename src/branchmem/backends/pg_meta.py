@@ -10,7 +10,7 @@ from typing import Any
 
 from ..branch_types import AuditEntry, HeadMove, Snapshot
 from .base import BranchRow, EventRow, LifeRow, RecordRow
-from .pg_conn import PgConnection, columns, unnest
+from .pg_conn import IDS, PgConnection, columns, unnest
 from .sqlrows import (
     BRANCH_COLS,
     EVENT_COLS,
@@ -45,8 +45,8 @@ class PgMeta(PgConnection):
 
     def _delete(self, table: str, col: str, ns: str, ids: list[str]) -> None:
         if ids:
-            sql = f"DELETE FROM {table} WHERE ns = %(ns)s AND {col} = ANY(%(ids)s)"
-            self._q(sql, {"ns": ns, "ids": ids}, defer=True)
+            sql = f"DELETE FROM {table} WHERE ns = %(ns)s AND {col} = {IDS}"
+            self._q(sql, {"ns": ns, "ids": SEP.join(ids)}, defer=True)
 
     # branches -----------------------------------------------------------------
     def get_branch(self, ns: str, name: str) -> str | None:
@@ -90,7 +90,11 @@ class PgMeta(PgConnection):
         return bool(self._q(sql, {"ns": ns, "name": name, "old": old, "new": new, "at": at}))
 
     def delete_branch(self, ns: str, name: str) -> None:
-        self._ids("DELETE FROM branches WHERE ns = %(ns)s AND name = ANY(%(ids)s)", ns, [name])
+        self._ids(
+            f"DELETE FROM branches WHERE ns = %(ns)s AND name = {IDS}",
+            ns,
+            [name],
+        )
 
     def _append(
         self, table: str, counter: str, cols: str, types: str, ns: str, rows: list[Any]
@@ -140,7 +144,7 @@ class PgMeta(PgConnection):
         return bool(self._view_answer(("life", ns, None), HAS_LIFECYCLE, {"ns": ns}))
 
     def get_life(self, ns: str, ids: Iterable[str]) -> dict[str, LifeRow]:
-        sql = f"SELECT {LIFE_COLS} FROM life WHERE ns = %(ns)s AND id = ANY(%(ids)s)"
+        sql = f"SELECT {LIFE_COLS} FROM life WHERE ns = %(ns)s AND id = {IDS}"
         return {r[0]: LifeRow(r[1], r[2], r[3], r[4]) for r in self._ids(sql, ns, ids)}
 
     def put_life(self, ns: str, rows: dict[str, LifeRow]) -> None:
@@ -169,10 +173,15 @@ class PgMeta(PgConnection):
         # A scan of the namespace: erasure is rare, and sources are not indexed by event.
         sql = (
             "SELECT id FROM records WHERE ns = %(ns)s "
-            "AND string_to_array(sources, %(sep)s) && %(ids)s::text[] ORDER BY seq"
+            "AND string_to_array(sources, %(sep)s) && string_to_array(%(ids)s, %(sep)s) "
+            "ORDER BY seq"
         )
         want = list(event_ids)
-        return [r[0] for r in self._q(sql, {"ns": ns, "sep": SEP, "ids": want})] if want else []
+        return (
+            [r[0] for r in self._q(sql, {"ns": ns, "sep": SEP, "ids": SEP.join(want)})]
+            if want
+            else []
+        )
 
     def records_of_kind(self, ns: str, kind: str) -> list[RecordRow]:
         return self._records("kind = %(kind)s ORDER BY seq", {"ns": ns, "kind": kind})
@@ -187,7 +196,7 @@ class PgMeta(PgConnection):
     def erase_event(self, ns: str, event_id: str) -> None:
         self._erased()
         self._ids(
-            "UPDATE events SET content = '', meta = NULL WHERE ns = %(ns)s AND id = ANY(%(ids)s)",
+            f"UPDATE events SET content = '', meta = NULL WHERE ns = %(ns)s AND id = {IDS}",
             ns,
             [event_id],
         )
@@ -224,9 +233,9 @@ class PgMeta(PgConnection):
             return {}
         sql = (
             "SELECT id, digest, vec FROM vectors WHERE ns = %(ns)s AND embedder = %(e)s "
-            "AND id = ANY(%(ids)s)"
+            f"AND id = {IDS}"
         )
-        rows = self._q(sql, {"ns": ns, "e": embedder, "ids": want})
+        rows = self._q(sql, {"ns": ns, "e": embedder, "ids": SEP.join(want)})
         return {rid: (digest, bytes(vec)) for rid, digest, vec in rows}
 
     def put_vectors(self, ns: str, embedder: str, rows: list[tuple[str, str, bytes]]) -> None:

@@ -22,11 +22,12 @@ from dataclasses import replace
 
 from ..model import Memory
 from .base import DuplicateIds, EventRow, NewSegment, Pos, Ranges, RecordRow
-from .pg_conn import columns, unnest
+from .pg_conn import IDS, columns, unnest
 from .pg_meta import HAS_LIFECYCLE, PgMeta
 from .sqlrows import (
     EVENT_COLS,
     REC_COLS,
+    SEP,
     dump_positions,
     event_from_row,
     event_values,
@@ -62,7 +63,7 @@ class PostgresBackend(PgMeta):
         known, missing = self.cached("event", ns, ids)
         out = {i: EventRow(e, p) for i, (e, p) in known.items()}  # callers may set pos
         if missing:
-            sql = f"SELECT {EVENT_COLS} FROM events WHERE ns = %(ns)s AND id = ANY(%(ids)s)"
+            sql = f"SELECT {EVENT_COLS} FROM events WHERE ns = %(ns)s AND id = {IDS}"
             rows = {r[0]: event_from_row(ns, r) for r in self._ids(sql, ns, missing)}
             self.keep("event", ns, {i: (r.event, r.pos) for i, r in rows.items() if r.pos})
             out.update(rows)
@@ -102,7 +103,7 @@ class PostgresBackend(PgMeta):
         self, table: str, a: str, b: str, ns: str, ids: Iterable[str]
     ) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
-        sql = f"SELECT {a}, {b} FROM {table} WHERE ns = %(ns)s AND {a} = ANY(%(ids)s)"
+        sql = f"SELECT {a}, {b} FROM {table} WHERE ns = %(ns)s AND {a} = {IDS}"
         for x, y in self._ids(sql, ns, ids):
             out.setdefault(x, []).append(y)
         return out
@@ -176,7 +177,9 @@ class PostgresBackend(PgMeta):
         want = list(ids)
         if not want:
             return {}
-        return {r.memory.id: r for r in self._records("id = ANY(%(ids)s)", {"ns": ns, "ids": want})}
+        return {
+            r.memory.id: r for r in self._records(f"id = {IDS}", {"ns": ns, "ids": SEP.join(want)})
+        }
 
     def insert_records(self, ns: str, rows: list[RecordRow]) -> list[Memory]:
         if not rows:
@@ -238,7 +241,10 @@ class PostgresBackend(PgMeta):
         want = list(target_ids)
         if not want:
             return []
-        return self._records("target = ANY(%(ids)s) ORDER BY seq", {"ns": ns, "ids": want})
+        return self._records(
+            f"target = {IDS} ORDER BY seq",
+            {"ns": ns, "ids": SEP.join(want)},
+        )
 
     def records_waiting_on(self, ns: str, event_ids: Iterable[str]) -> dict[str, list[str]]:
         return self._pairs("record_waits", "event", "record", ns, event_ids)
