@@ -129,51 +129,37 @@ def write_on_branch(
     actor = check_actor(actor)
     if expected_head is not None:
         check_id(expected_head, "expected_head")
-    tries = HEAD_TRIES
-    while True:
-        tries -= 1
+    for tries_left in reversed(range(HEAD_TRIES)):
+        now = s._clock()
         try:
-            return _write_once(s, ns, branch, fields, make_records, why, actor, expected_head)
+            with s._b.transaction():
+                row = branch_row(s, ns, branch)
+                check_expected(row, ns, expected_head)
+                ev = event_from({**fields, "parent": row.head, "namespace": ns}, now)
+                records = make_records(ev.id)
+                # Checked before anything is written: the memory backend cannot roll back.
+                if s._b.get_events(ns, [ev.id]):
+                    raise InvalidInput(
+                        f"event {ev.id!r} already exists in namespace {ns!r}; a branch write "
+                        "appends a new event, so pass a new id (or none, and one is made)"
+                    )
+                if records and s._b.get_records(ns, [m.id for m in records]):
+                    raise InvalidInput(
+                        f"a record with id {show(records[0].id)} already exists in namespace "
+                        f"{show(ns)}; pass a new id (or none, and one is made)"
+                    )
+                (ev,) = s._ingest(ns, [ev])
+                stored = s._insert_records(ns, records) if records else []
+                move_head(s, ns, row, ev.id, why, actor, now)
+                log(s, ns, why, [branch, ev.id, *(m.id for m in stored)], actor, now)
+            return ev, stored
         except BranchConflict:
-            if expected_head is not None or not tries:
+            if expected_head is not None or not tries_left:
                 raise
+    raise AssertionError("unreachable: the last try returns or raises")
 
 
 HEAD_TRIES = 5
-
-
-def _write_once(
-    s: Store,
-    ns: str,
-    branch: str,
-    fields: dict[str, Any],
-    make_records: Callable[[str], list[Memory]],
-    why: str,
-    actor: str | None,
-    expected_head: str | None,
-) -> tuple[Event, list[Memory]]:
-    now = s._clock()
-    with s._b.transaction():
-        row = branch_row(s, ns, branch)
-        check_expected(row, ns, expected_head)
-        ev = event_from({**fields, "parent": row.head, "namespace": ns}, now)
-        records = make_records(ev.id)
-        # Checked before anything is written: the memory backend cannot roll back.
-        if s._b.get_events(ns, [ev.id]):
-            raise InvalidInput(
-                f"event {ev.id!r} already exists in namespace {ns!r}; a branch write appends "
-                "a new event, so pass a new id (or none, and one is made)"
-            )
-        if records and s._b.get_records(ns, [m.id for m in records]):
-            raise InvalidInput(
-                f"a record with id {show(records[0].id)} already exists in namespace {show(ns)}; "
-                "pass a new id (or none, and one is made)"
-            )
-        (ev,) = s._ingest(ns, [ev])
-        stored = s._insert_records(ns, records) if records else []
-        move_head(s, ns, row, ev.id, why, actor, now)
-        log(s, ns, why, [branch, ev.id, *(m.id for m in stored)], actor, now)
-    return ev, stored
 
 
 def make_branch(row: BranchRow, ns: str, count: int | None = None) -> Branch:

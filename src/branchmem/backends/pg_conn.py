@@ -281,8 +281,9 @@ class PgConnection:
 
     def _erased(self) -> None:
         """This write transaction deletes or blanks rows: raise the stored
-        erasure counter as it commits, and stop sharing segments until then."""
+        erasure counter as it commits, and from here on trust no row read before."""
         self._st.erasing = True
+        self._st.seg_cache.clear()
 
     def transaction(self) -> Any:
         return self._tx(True)
