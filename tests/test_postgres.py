@@ -83,6 +83,29 @@ def test_a_newer_schema_is_refused(schema: str) -> None:
     assert got == [(CURRENT,)]
 
 
+def test_a_version_3_store_upgrades_in_place(schema: str) -> None:
+    """Version 3 as the first PostgreSQL release made it: no counters, no vectors."""
+    import psycopg
+
+    with _backend(schema) as store:
+        store.add_event("e1", content="x")
+        store.add_memory("fact", sources=["e1"], id="m1")
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f"DROP TABLE {schema}.counters, {schema}.vectors")
+        conn.execute(f"UPDATE {schema}.schema_version SET version = 3")
+    with _backend(schema) as store:
+        assert [m.id for m in store.memories(at="e1")] == ["m1"]
+        store.search("fact", at="e1", embedder="hashing")  # stores a vector
+        with psycopg.connect(PG_URL, autocommit=True) as conn:
+            assert conn.execute(f"SELECT count(*) FROM {schema}.vectors").fetchone() == (1,)
+        store.purge(memories=["m1"])
+        assert store._generation().erasures == 1
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        got = conn.execute(f"SELECT version FROM {schema}.schema_version ORDER BY 1").fetchall()
+        left = conn.execute(f"SELECT count(*) FROM {schema}.vectors").fetchone()
+    assert [v for (v,) in got] == list(range(3, CURRENT + 1)) and left == (0,)
+
+
 def test_the_namespace_check_catches_a_statement_without_one() -> None:
     ok = "SELECT id FROM records WHERE ns = %(ns)s AND id = ANY(%(ids)s)"
     assert statement_problem(ok, {"ns": "a", "ids": []}) is None
