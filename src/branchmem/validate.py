@@ -375,3 +375,13 @@ def check_name(value: Any, what: str = "branch name") -> str:
             "use names like 'user_001/session_abc/task'"
         )
     return value
+
+
+def check_batch(items: Any, method: str, what: str) -> list[Any]:
+    """A batch argument as a list; one item, or a non-iterable, is refused."""
+    if isinstance(items, (str, bytes, Mapping, Event, Memory)) or not isinstance(items, Iterable):
+        raise InvalidInput(
+            f"{method}() takes a list of {what} dicts, got {type(items).__name__} "
+            f"{show(items)}; wrap a single {what} in a list"
+        )
+    return list(items)
