@@ -115,6 +115,8 @@ class PgConnection:
         schema: str | None = None,
         create: bool = True,
         max_size: int = 8,
+        min_size: int = 1,
+        max_idle: float = 600.0,
         trace: Trace | None = None,
         durability: str = "full",
     ) -> None:
@@ -151,7 +153,12 @@ class PgConnection:
                     )
                 prepare(conn, repr(self.url))
             self._pool = psycopg_pool.ConnectionPool(
-                url, kwargs=kwargs, min_size=1, max_size=max_size, open=True
+                url,
+                kwargs=kwargs,
+                min_size=min_size,
+                max_size=max_size,
+                max_idle=max_idle,
+                open=True,
             )
         except psycopg.Error as exc:
             raise StorageError(

@@ -49,7 +49,9 @@ class PostgresBackend(PgMeta):
     rest of the `Backend` interface from `PgMeta`.
 
     ``schema`` names the schema to use (created if missing); without it the
-    URL's ``search_path`` decides. ``trace`` sees every statement.
+    URL's ``search_path`` decides. ``trace`` sees every statement. The pool
+    keeps ``min_size`` to ``max_size`` connections and closes one left unused
+    for ``max_idle`` seconds.
 
     >>> from branchmem import Store
     >>> Store("postgresql://app@db:5432/memory")  # doctest: +SKIP
