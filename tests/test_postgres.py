@@ -10,10 +10,14 @@ from collections.abc import Iterator
 from urllib.parse import quote
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from branchmem import StorageError, Store
 from branchmem.backends.migrations import CURRENT
 from pg_helpers import PG_URL, SCHEMAS, SKIP_REASON, statement_problem
+from test_coherence import STEP
+from test_coherence import _run as run_steps
 
 pytestmark = pytest.mark.skipif(not PG_URL, reason=SKIP_REASON)
 
@@ -77,6 +81,29 @@ def test_a_newer_schema_is_refused(schema: str) -> None:
     with psycopg.connect(PG_URL, autocommit=True) as conn:
         got = conn.execute(f"SELECT version FROM {schema}.schema_version").fetchall()
     assert got == [(CURRENT,)]
+
+
+def test_a_version_3_store_upgrades_in_place(schema: str) -> None:
+    """Version 3 as the first PostgreSQL release made it: no counters, no vectors."""
+    import psycopg
+
+    with _backend(schema) as store:
+        store.add_event("e1", content="x")
+        store.add_memory("fact", sources=["e1"], id="m1")
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f"DROP TABLE {schema}.counters, {schema}.vectors")
+        conn.execute(f"UPDATE {schema}.schema_version SET version = 3")
+    with _backend(schema) as store:
+        assert [m.id for m in store.memories(at="e1")] == ["m1"]
+        store.search("fact", at="e1", embedder="hashing")  # stores a vector
+        with psycopg.connect(PG_URL, autocommit=True) as conn:
+            assert conn.execute(f"SELECT count(*) FROM {schema}.vectors").fetchone() == (1,)
+        store.purge(memories=["m1"])
+        assert store._generation().erasures == 1
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        got = conn.execute(f"SELECT version FROM {schema}.schema_version ORDER BY 1").fetchall()
+        left = conn.execute(f"SELECT count(*) FROM {schema}.vectors").fetchone()
+    assert [v for (v,) in got] == list(range(3, CURRENT + 1)) and left == (0,)
 
 
 def test_the_namespace_check_catches_a_statement_without_one() -> None:
@@ -174,3 +201,109 @@ def test_batches_that_go_in_by_copy_with_a_stored_id_in_the_middle(schema: str) 
             [{"content": f"fact {i}", "sources": [f"e{i}"]} for i in range(2 * n)]
         )
         assert [m.id for m in store.memories(at=f"e{2 * n - 1}")] == [m.id for m in mems]
+
+
+# ------------------------------------------------------------- compare-and-set
+def _moving_backend(schema: str, to: str) -> object:
+    """A backend on which another connection moves branch ``main`` to ``to``
+    right after this one first reads it (as a writer without the lock would)."""
+    import psycopg
+
+    from branchmem.backends.postgres import PostgresBackend
+
+    class Interleaved(PostgresBackend):
+        moved = 0
+
+        def get_branch_row(self, ns: str, name: str) -> object:
+            row = super().get_branch_row(ns, name)
+            if not self.moved:
+                self.moved += 1
+                with psycopg.connect(PG_URL, autocommit=True) as other:
+                    other.execute(
+                        f"UPDATE {schema}.branches SET head = %s WHERE ns = %s AND name = %s",
+                        (to, ns, name),
+                    )
+            return row
+
+    return Interleaved(PG_URL, schema=schema)
+
+
+def test_a_head_moved_meanwhile_is_a_conflict_and_a_branch_write_retries(schema: str) -> None:
+    from branchmem import BranchConflict, UnknownEvent
+    from branchmem.backends.postgres import PostgresBackend
+
+    with Store(backend=PostgresBackend(PG_URL, schema=schema)) as store:
+        store.add_event("root")
+        store.add_event("x", parent="root")
+        store.create_branch("main", at="root")
+    raw = PostgresBackend(PG_URL, schema=schema)
+    with raw.transaction():
+        assert not raw.swap_head("default", "main", "x", "root", 1.0)  # head is root, not x
+    with raw.reading():
+        assert raw.get_branch("default", "main") == "root"
+    raw.close()
+    # With expected_head: the conflict reaches the caller, and nothing is written.
+    with Store(backend=_moving_backend(schema, "x")) as store:  # type: ignore[arg-type]
+        with pytest.raises(BranchConflict):
+            store.add_event("a", branch="main", expected_head="root")
+        with pytest.raises(UnknownEvent):
+            store.get_event("a")
+        assert store.branch_head("main") == "x"
+        store.set_branch("main", "root")
+    # Without it: the write starts over on the head the other writer left.
+    with Store(backend=_moving_backend(schema, "x")) as store:  # type: ignore[arg-type]
+        ev = store.add_event("b", branch="main", content="on top")
+        assert ev.parents == ("x",)
+        assert [e.id for e in store.path("main")] == ["root", "x", "b"]
+        assert [(m.from_head, m.to_head) for m in store.history("main")][-1] == ("x", "b")
+
+
+# ------------------------------------------------------------ erasure across processes
+def _purge_in_another_process(schema: str, memory_id: str) -> None:
+    from branchmem.backends.postgres import PostgresBackend
+
+    with Store(backend=PostgresBackend(PG_URL, schema=schema)) as other:
+        other.purge(memories=[memory_id])
+
+
+def test_a_purge_in_another_process_empties_this_ones_search_cache(schema: str) -> None:
+    from branchmem.retrieval.cache import cache_for
+
+    y = _backend(schema)
+    try:
+        y.add_event("e1", content="我对花生过敏")
+        m = y.add_memory("用户对花生过敏", sources=["e1"])
+        assert [h.memory.id for h in y.search("花生", at="e1", embedder="hashing")] == [m.id]
+        assert any(m.id in {k[1] for k in t} for t in cache_for(y).terms.values())
+        p = multiprocessing.get_context("spawn").Process(
+            target=_purge_in_another_process, args=(schema, m.id)
+        )
+        p.start()
+        p.join(timeout=120)
+        assert p.exitcode == 0
+        assert y.search("花生", at="e1", embedder="hashing") == []
+        held = [
+            k for t in [*cache_for(y).terms.values(), *cache_for(y).vectors.values()] for k in t
+        ]
+        assert all(k[1] != m.id for k in held)
+    finally:
+        y.close()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=st.lists(STEP, min_size=1, max_size=40))
+def test_many_stores_on_one_schema_match_the_reference(
+    steps: list[tuple[str, int, int, int]],
+) -> None:
+    """`test_coherence`'s property on PostgreSQL: three stores, three pools."""
+    from branchmem.backends.postgres import PostgresBackend
+
+    name = SCHEMAS.take()
+    stores = [Store(backend=PostgresBackend(PG_URL, schema=name, durability="normal"))]
+    stores += [Store(backend=PostgresBackend(PG_URL, schema=name)) for _ in range(2)]
+    try:
+        run_steps(stores, steps)
+    finally:
+        for s in stores:
+            s.close()
+        SCHEMAS.give_back([name])

@@ -3,7 +3,7 @@ embedder, read back by other `Store` objects, deleted with the record."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -12,6 +12,7 @@ from branchmem import HashingEmbedder, Store
 from branchmem.backends.base import VectorStore
 from branchmem.backends.memory import MemoryBackend
 from branchmem.retrieval.embed import Vector
+from pg_helpers import PG_URL, SCHEMAS
 
 
 class Counting:
@@ -42,16 +43,23 @@ def fill(store: Store) -> None:
 
 
 @pytest.fixture
-def reopen(backend_name: str, tmp_path: Path) -> Callable[[], Store]:
+def reopen(backend_name: str, tmp_path: Path) -> Iterator[Callable[[], Store]]:
     """Each call: a new `Store` object over the same stored data."""
     shared = MemoryBackend()
+    schema = SCHEMAS.take() if backend_name == "postgres" else ""
 
     def make() -> Store:
         if backend_name == "memory":
             return Store(backend=shared)
+        if backend_name == "postgres":
+            from branchmem.backends.postgres import PostgresBackend
+
+            return Store(backend=PostgresBackend(PG_URL, schema=schema))
         return Store(tmp_path / "v.db")
 
-    return make
+    yield make
+    if schema:
+        SCHEMAS.give_back([schema])
 
 
 def ranking(store: Store, emb: Counting) -> list[tuple[str, float]]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any, cast
 
-from .backends.base import BranchRow, Pos
+from .backends.base import BranchRow, HeadSwap, Pos
 from .branch_types import AuditEntry, HeadMove, Snapshot
 from .errors import (
     BranchConflict,
@@ -79,10 +79,19 @@ def check_expected(row: BranchRow, ns: str, expected: str | None) -> None:
 def move_head(
     s: Store, ns: str, row: BranchRow, head: str, why: str, actor: str | None, now: float
 ) -> None:
-    """Point ``row`` at ``head`` and log the move (inside the caller's transaction)."""
+    """Point ``row`` at ``head`` and log the move (inside the caller's transaction).
+
+    A backend with `HeadSwap` moves it only if it is still at ``row.head``
+    (`BranchConflict` if another writer moved it since it was read)."""
     old = row.head
-    row.head, row.updated_at = head, now
-    s._b.put_branch_row(ns, row)
+    if isinstance(s._b, HeadSwap):
+        if not s._b.swap_head(ns, row.name, old, head, now):
+            now_at = s._b.get_branch(ns, row.name)
+            raise BranchConflict(row.name, ns, old, now_at or "(deleted)")
+        row.head, row.updated_at = head, now
+    else:
+        row.head, row.updated_at = head, now
+        s._b.put_branch_row(ns, row)
     s._b.add_head_moves(ns, [HeadMove(row.name, old, head, why, actor, now, ns)])
 
 
@@ -112,32 +121,45 @@ def write_on_branch(
     expected_head: str | None,
 ) -> tuple[Event, list[Memory]]:
     """Append the event ``fields`` under ``branch``'s head, store ``make_records(event_id)``
-    sourced from it, and advance the head: all or nothing."""
-    now = s._clock()
+    sourced from it, and advance the head: all or nothing.
+
+    If the head moved between reading and moving it (only where writers run at
+    once, `HeadSwap`), nothing was written: without ``expected_head`` it starts
+    over on the new head (`HEAD_TRIES` times in all)."""
     actor = check_actor(actor)
     if expected_head is not None:
         check_id(expected_head, "expected_head")
-    with s._b.transaction():
-        row = branch_row(s, ns, branch)
-        check_expected(row, ns, expected_head)
-        ev = event_from({**fields, "parent": row.head, "namespace": ns}, now)
-        records = make_records(ev.id)
-        # Checked before anything is written: the memory backend cannot roll back.
-        if s._b.get_events(ns, [ev.id]):
-            raise InvalidInput(
-                f"event {ev.id!r} already exists in namespace {ns!r}; a branch write appends "
-                "a new event, so pass a new id (or none, and one is made)"
-            )
-        if records and s._b.get_records(ns, [m.id for m in records]):
-            raise InvalidInput(
-                f"a record with id {show(records[0].id)} already exists in namespace {show(ns)}; "
-                "pass a new id (or none, and one is made)"
-            )
-        (ev,) = s._ingest(ns, [ev])
-        stored = s._insert_records(ns, records) if records else []
-        move_head(s, ns, row, ev.id, why, actor, now)
-        log(s, ns, why, [branch, ev.id, *(m.id for m in stored)], actor, now)
-    return ev, stored
+    for tries_left in reversed(range(HEAD_TRIES)):
+        now = s._clock()
+        try:
+            with s._b.transaction():
+                row = branch_row(s, ns, branch)
+                check_expected(row, ns, expected_head)
+                ev = event_from({**fields, "parent": row.head, "namespace": ns}, now)
+                records = make_records(ev.id)
+                # Checked before anything is written: the memory backend cannot roll back.
+                if s._b.get_events(ns, [ev.id]):
+                    raise InvalidInput(
+                        f"event {ev.id!r} already exists in namespace {ns!r}; a branch write "
+                        "appends a new event, so pass a new id (or none, and one is made)"
+                    )
+                if records and s._b.get_records(ns, [m.id for m in records]):
+                    raise InvalidInput(
+                        f"a record with id {show(records[0].id)} already exists in namespace "
+                        f"{show(ns)}; pass a new id (or none, and one is made)"
+                    )
+                (ev,) = s._ingest(ns, [ev])
+                stored = s._insert_records(ns, records) if records else []
+                move_head(s, ns, row, ev.id, why, actor, now)
+                log(s, ns, why, [branch, ev.id, *(m.id for m in stored)], actor, now)
+            return ev, stored
+        except BranchConflict:
+            if expected_head is not None or not tries_left:
+                raise
+    raise AssertionError("unreachable: the last try returns or raises")
+
+
+HEAD_TRIES = 5
 
 
 def make_branch(row: BranchRow, ns: str, count: int | None = None) -> Branch:

@@ -116,7 +116,7 @@ class Store(EventOps, RecordOps, ReadOps, BranchOps, MergeOps, LifecycleOps, Pur
         elif isinstance(path, str) and path.startswith(("postgresql://", "postgres://")):
             from .backends.postgres import PostgresBackend
 
-            self._b = PostgresBackend(path, create=create)
+            self._b = PostgresBackend(path, create=create, durability=durability)
         else:
             from .backends.sqlite import SQLiteBackend
 

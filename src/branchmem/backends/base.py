@@ -293,6 +293,19 @@ class Backend(Protocol):
 
 
 @runtime_checkable
+class HeadSwap(Protocol):
+    """Optional (found with ``isinstance``): a branch head moves by
+    compare-and-set in one statement, for backends whose writers may run at
+    once (PostgreSQL). Others move it with `Backend.put_branch_row` under
+    their one-writer lock, where the head read is still the head."""
+
+    def swap_head(self, ns: str, name: str, old: str, new: str, at: float) -> bool:
+        """Point branch ``name`` at ``new`` (``updated_at = at``) only if its
+        head is still ``old``; whether it moved."""
+        ...
+
+
+@runtime_checkable
 class VectorStore(Protocol):
     """Optional (found with ``isinstance``): record vectors kept with the
     records, so no process embeds a record twice. Keyed by (namespace,

@@ -18,13 +18,27 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import StorageError
-from .base import Generation, Pos
+from .base import Generation
 from .pg_schema import prepare
+from .sqlrows import SEP
 
+Key = tuple[str, str, Any]
+"""A cache key: (what, namespace, which)."""
 Trace = Callable[[str, Mapping[str, Any]], None]
 """Called with every statement and its parameters before it runs (for tests)."""
 
 COPY_FROM = 500  # rows: larger batches go in by COPY
+IDS = "ANY(string_to_array(%(ids)s, chr(31)))"
+"""Matches one of the ids in the ``ids`` parameter, sent as one string joined by
+`SEP` (ids are printable, so it is in none): cheaper to send than an array."""
+STORE_ROW = ""
+"""The ``ns`` key of store-wide rows (no namespace is named by the empty string)."""
+LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(%(ns)s, 0))"
+READ_ERASED = "SELECT coalesce(max(erasures), 0) FROM counters WHERE ns = %(ns)s"
+ERASED = (
+    "INSERT INTO counters (ns, erasures) VALUES (%(ns)s, 1) "
+    "ON CONFLICT (ns) DO UPDATE SET erasures = counters.erasures + 1"
+)
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}\Z")
 
 
@@ -42,6 +56,30 @@ def columns(rows: list[tuple[Any, ...]], width: int) -> dict[str, Any]:
     return {f"c{i}": list(c) for i, c in enumerate(cols)}
 
 
+_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+
+
+def copy_text(ns: str, rows: list[tuple[Any, ...]]) -> str:
+    """``rows`` (text, numbers or None), each after ``ns``, in ``COPY``'s text
+    format: one string built here is far cheaper than a row at a time.
+
+    >>> copy_text("n", [("a\\tb", 1.5, None, 2)])
+    'n\\ta\\\\tb\\t1.5\\t\\\\N\\t2\\n'
+    """
+    head = ns.translate(_COPY_ESCAPES) + "\t"
+    out = []
+    for r in rows:
+        out.append(
+            head
+            + "\t".join(
+                "\\N" if v is None else v.translate(_COPY_ESCAPES) if type(v) is str else repr(v)
+                for v in r
+            )
+        )
+    out.append("")
+    return "\n".join(out)
+
+
 def public_url(url: str) -> str:
     """The URL without its password, for messages."""
     return re.sub(r"://([^:/@]*):[^@]*@", r"://\1:***@", url)
@@ -54,10 +92,16 @@ class _Local(threading.local):
         self.write = False
         self.begun = False
         self.locked: set[str] = set()
-        # Segment fork points read in this transaction. Kept per transaction, not
-        # per process: another process may purge a namespace and rebuild it with
-        # the same segment numbers, and no shared counter tells this one so.
-        self.seg_cache: dict[tuple[str, int], tuple[Pos, ...]] = {}
+        self.erasures: int | None = None  # the stored erasure counter, as this transaction saw it
+        self.erasing = False  # has this transaction deleted or blanked rows?
+        # Rows this transaction read and may not share yet (a write
+        # transaction's, until it commits; any after an erasure in it).
+        self.seg_cache: dict[Key, Any] = {}
+        # Answers that hold for the rest of a read view (its one snapshot).
+        self.view: dict[Key, Any] = {}
+        # Statements not sent yet: they go with the next one that needs an answer.
+        self.queue: list[tuple[str, Mapping[str, Any] | None, Callable[[Any], None] | None]] = []
+        self.sent = False  # has anything of this transaction reached the server?
 
 
 class PgConnection:
@@ -71,7 +115,10 @@ class PgConnection:
         schema: str | None = None,
         create: bool = True,
         max_size: int = 8,
+        min_size: int = 1,
+        max_idle: float = 600.0,
         trace: Trace | None = None,
+        durability: str = "full",
     ) -> None:
         import psycopg
         import psycopg_pool
@@ -87,9 +134,11 @@ class PgConnection:
                     "digits and underscores, starting with a letter"
                 )
             kwargs["options"] = f"-c search_path={schema}"
-        self._st = _Local()
-        self._generations = itertools.count(1)
-        self._erasures = 0
+        if durability == "normal":
+            # A commit returns before its WAL reaches the disk: a crash of the
+            # server may lose the last transactions, never half of one.
+            kwargs["options"] = kwargs.get("options", "") + " -c synchronous_commit=off"
+        self._fresh_state()
         # One plain connection first: a bad URL or a refused connection fails
         # here at once, and the schema is made or upgraded before the pool opens.
         try:
@@ -104,13 +153,30 @@ class PgConnection:
                     )
                 prepare(conn, repr(self.url))
             self._pool = psycopg_pool.ConnectionPool(
-                url, kwargs=kwargs, min_size=1, max_size=max_size, open=True
+                url,
+                kwargs=kwargs,
+                min_size=min_size,
+                max_size=max_size,
+                max_idle=max_idle,
+                open=True,
             )
         except psycopg.Error as exc:
             raise StorageError(
                 f"cannot open PostgreSQL store at {self.url!r}: {exc}; check the URL and "
                 "that the server accepts connections"
             ) from exc
+
+    def _fresh_state(self) -> None:
+        """Per-object state: transactions, caches (nothing shared with a copy)."""
+        self._st = _Local()
+        self._generations = itertools.count(1)
+        # Rows that never change once written (segment fork points, placed
+        # events), shared by this object's transactions while the stored
+        # erasure counter stays at ``_segs_at``: only an erasure changes or
+        # removes them (see `_share_segments`).
+        self._segs: dict[Key, Any] = {}
+        self._segs_at: int | None = None
+        self._segs_lock = threading.Lock()
 
     # transactions -------------------------------------------------------------
     @contextmanager
@@ -134,46 +200,97 @@ class PgConnection:
             # BEGIN is sent with the first statement (see `_q`), so a transaction
             # that issues none costs no round trip at all.
             st.conn, st.depth, st.write, st.begun, st.locked = conn, 1, write, False, set()
-            st.seg_cache = {}
+            st.erasures, st.erasing, st.seg_cache, st.queue, st.sent = None, False, {}, [], False
+            st.view = {}
             try:
                 yield
             except BaseException as exc:
-                st.conn, st.depth = None, 0
-                self._seg_cache.clear()
-                if st.begun and not conn.closed:
+                st.conn, st.depth, st.queue = None, 0, []
+                if st.sent and not conn.closed:
                     conn.execute("ROLLBACK")
                 if isinstance(exc, errors):
                     raise StorageError(f"PostgreSQL store {self.url!r}: {exc}") from exc
                 raise
-            st.conn, st.depth = None, 0
             try:
                 if st.begun:
-                    conn.execute("COMMIT")
+                    if st.erasing:
+                        # Last, so no lock is taken after this row's: purges of
+                        # different namespaces queue here, never in a cycle.
+                        st.queue.append((ERASED, {"ns": STORE_ROW}, None))
+                    st.queue.append(("COMMIT", None, None))
+                    self._flush()
             except errors as exc:
-                self._seg_cache.clear()
+                if not conn.closed:
+                    conn.execute("ROLLBACK")
                 raise StorageError(f"PostgreSQL store {self.url!r}: commit failed: {exc}") from exc
+            if st.seg_cache and not st.erasing:
+                self._share_segments(st.erasures, st.seg_cache)
         finally:
-            st.conn, st.depth = None, 0
+            st.conn, st.depth, st.queue = None, 0, []
             self._pool.putconn(conn)
 
-    @property
-    def _seg_cache(self) -> dict[tuple[str, int], tuple[Pos, ...]]:
-        return self._st.seg_cache
+    def _share_segments(self, at: int | None, found: dict[Key, Any]) -> None:
+        """Add fork points read at erasure count ``at`` to the shared cache
+        (only if that is still the count the cache holds)."""
+        with self._segs_lock:
+            if at is not None and at == self._segs_at and len(self._segs) < 1_000_000:
+                self._segs.update(found)
 
-    @_seg_cache.setter
-    def _seg_cache(self, cache: dict[tuple[str, int], tuple[Pos, ...]]) -> None:
-        self._st.seg_cache = cache
+    def _saw_erasures(self, count: int) -> None:
+        """A transaction read the stored erasure counter: a higher one than the
+        shared cache was built at means rows were deleted since; start over."""
+        self._st.erasures = count
+        with self._segs_lock:
+            if self._segs_at is None or count > self._segs_at:
+                self._segs.clear()
+                self._segs_at = count
+
+    def cached(self, what: str, ns: str, keys: Iterable[Any]) -> tuple[dict[Any, Any], list[Any]]:
+        """Rows of ``keys`` this object already knows (never-changing ones, see
+        `_segs`), and the keys to fetch."""
+        st = self._st
+        shared = self._segs if st.erasures == self._segs_at and not st.erasing else {}
+        local = st.seg_cache
+        out: dict[Any, Any] = {}
+        missing = []
+        for k in keys:
+            hit = shared.get((what, ns, k))
+            if hit is None:
+                hit = local.get((what, ns, k))
+            if hit is None:
+                missing.append(k)
+            else:
+                out[k] = hit
+        return out, missing
+
+    def keep(self, what: str, ns: str, found: Mapping[Any, Any]) -> None:
+        """Remember never-changing rows just read: shared at once in a read
+        view (its snapshot holds them), at commit in a write transaction."""
+        st = self._st
+        if st.conn is None or not found:
+            return
+        rows = {(what, ns, k): v for k, v in found.items()}
+        if st.write:
+            if len(st.seg_cache) < 1_000_000:
+                st.seg_cache.update(rows)
+        else:
+            self._share_segments(st.erasures, rows)
 
     def generation(self) -> Generation:
-        """``writes`` is new at every call: nothing tells this process what others
-        wrote, so answers derived from the store are recomputed every time (the
-        backend's own segment cache is per transaction for the same reason).
-        ``erasures`` counts this process's own deletions; another process's
-        purge is not seen here (see docs/scaling.md)."""
-        return Generation(next(self._generations), self._erasures)
+        """``erasures`` is the stored erasure counter, which every transaction
+        that deletes or blanks rows raises as it commits, whichever process it
+        runs in. ``writes`` is new at every call: a store-wide write counter
+        would make every writer of every namespace wait on one row."""
+        st = self._st
+        if st.conn is None or not st.begun:
+            self._q(READ_ERASED, {"ns": STORE_ROW})  # begins the transaction, if any
+        return Generation(next(self._generations), self._st.erasures or 0)
 
     def _erased(self) -> None:
-        self._erasures += 1
+        """This write transaction deletes or blanks rows: raise the stored
+        erasure counter as it commits, and from here on trust no row read before."""
+        self._st.erasing = True
+        self._st.seg_cache.clear()
 
     def transaction(self) -> Any:
         return self._tx(True)
@@ -184,42 +301,101 @@ class PgConnection:
     def close(self) -> None:
         self._pool.close()
 
-    def _q(self, sql: str, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
-        """Run one statement on the namespace ``params['ns']``; its rows, if any."""
-        st = self._st
-        if self._trace is not None:
+    def _run(self, conn: Any, sql: str, params: Mapping[str, Any] | None) -> Any:
+        if self._trace is not None and params is not None:
             self._trace(sql, params)
+        return conn.execute(sql, params)
+
+    def _flush(self) -> Any:
+        """Send the queued statements, in one round trip; the last one's cursor."""
+        st = self._st
+        queue, st.queue = st.queue, []
+        conn = st.conn
+        st.sent = True
+        if len(queue) == 1:
+            cur = self._run(conn, queue[0][0], queue[0][1])
+            curs = [cur]
+        else:
+            with conn.pipeline():
+                curs = [self._run(conn, q, p) for q, p, _ in queue]
+        for (_, _, then), c in zip(queue, curs, strict=True):
+            if then is not None:
+                then(c)
+        return curs[-1]
+
+    def _q(
+        self, sql: str, params: Mapping[str, Any], *, defer: bool = False
+    ) -> list[tuple[Any, ...]]:
+        """Run one statement on the namespace ``params['ns']``; its rows, if any.
+
+        ``defer``: in a write transaction, send it with the next statement that
+        needs an answer (or the commit), saving a round trip; its errors then
+        surface there, still inside the transaction.
+        """
+        st = self._st
         try:
             if st.conn is None:
                 with self._pool.connection() as conn:
-                    cur = conn.execute(sql, params)
-                    return cur.fetchall() if cur.description else []
-            conn = st.conn
-            first: list[tuple[str, Mapping[str, Any] | None]] = []
-            if not st.begun:
-                first.append(
-                    ("BEGIN" if st.write else "BEGIN ISOLATION LEVEL REPEATABLE READ", None)
-                )
-                st.begun = True
-            if st.write and params["ns"] not in st.locked:
-                # Serialises writers of this namespace until commit or rollback.
-                lock = "SELECT pg_advisory_xact_lock(hashtextextended(%(ns)s, 0))"
-                first.append((lock, {"ns": params["ns"]}))
-                st.locked.add(params["ns"])
-            if not first:
-                cur = conn.execute(sql, params)
-            else:  # all in one round trip
-                with conn.pipeline():
-                    for q, p in first:
-                        if self._trace is not None and p is not None:
-                            self._trace(q, p)
-                        conn.execute(q, p)
-                    cur = conn.execute(sql, params)
+                    cur = self._run(conn, sql, params)
+                    rows = cur.fetchall() if cur.description else []
+                if sql is READ_ERASED:
+                    self._saw_erasures(int(rows[0][0]))
+                return rows
+            if sql is READ_ERASED:
+                self._enqueue(sql, params, self._read_counter)
+                self._flush()
+                return []
+            self._enqueue(sql, params, None)
+            if defer and st.write:
+                return []
+            cur = self._flush()
             return cur.fetchall() if cur.description else []
         except self._psycopg.Error as exc:
             if st.conn is not None:
                 raise  # the transaction translates it after rolling back
             raise StorageError(f"PostgreSQL store {self.url!r}: {exc}") from exc
+
+    def _enqueue(
+        self, sql: str, params: Mapping[str, Any], then: Callable[[Any], None] | None
+    ) -> None:
+        """Queue a statement of the open transaction, after what must precede
+        it: ``BEGIN``, the namespace's lock, the erasure counter."""
+        st = self._st
+        ns = params["ns"]
+        queue = st.queue
+        if not st.begun:
+            begin = "BEGIN" if st.write else "BEGIN ISOLATION LEVEL REPEATABLE READ"
+            queue.append((begin, None, None))
+            st.begun = True
+        count = st.erasures is None
+        if st.write and ns not in st.locked and ns != STORE_ROW:
+            # Serialises writers of this namespace until commit or rollback.
+            queue.append((LOCK, {"ns": ns}, None))
+            st.locked.add(ns)
+            count = True  # a purge of it may have committed while we waited
+        if count and sql is not READ_ERASED:
+            queue.append((READ_ERASED, {"ns": STORE_ROW}, self._read_counter))
+        queue.append((sql, params, then))
+
+    def _view_answer(self, key: Key, sql: str, params: Mapping[str, Any]) -> Any:
+        """The first value of ``sql``'s first row, kept for the rest of a read
+        view (one snapshot); in a write transaction, asked every time."""
+        st = self._st
+        if key in st.view and not st.write:
+            return st.view[key]
+        return self._q(sql, params)[0][0]
+
+    def _prefetch(self, key: Key, sql: str, params: Mapping[str, Any]) -> None:
+        """In a read view, queue ``sql`` to go with the next statement, its
+        answer kept for `_view_answer`: a question that usually follows costs
+        no round trip of its own."""
+        st = self._st
+        if st.conn is not None and not st.write and key not in st.view:
+            view = st.view
+            self._enqueue(sql, params, lambda cur: view.__setitem__(key, cur.fetchone()[0]))
+
+    def _read_counter(self, cur: Any) -> None:
+        self._saw_erasures(int(cur.fetchone()[0]))
 
     def _copy(self, table: str, cols: str, ns: str, rows: list[tuple[Any, ...]]) -> str:
         """``COPY`` a large batch into ``table`` with ``ns`` on every row.
@@ -232,15 +408,16 @@ class PgConnection:
         st = self._st
         if len(rows) < COPY_FROM or st.conn is None or not st.begun or ns not in st.locked:
             return "skipped"
+        if st.queue:
+            self._flush()  # COPY cannot join a pipeline
         sql = f"COPY {table} (ns, {cols}) FROM STDIN"
         if self._trace is not None:
-            self._trace(sql, {"ns": ns})
+            self._trace(sql, {"ns": ns, "rows": rows})
         conn = st.conn
         conn.execute("SAVEPOINT batch")
         try:
             with conn.cursor().copy(sql) as copy:
-                for r in rows:
-                    copy.write_row((ns, *r))
+                copy.write(copy_text(ns, rows))
         except self._psycopg.errors.UniqueViolation:
             conn.execute("ROLLBACK TO SAVEPOINT batch")
             return "duplicate"
@@ -248,5 +425,6 @@ class PgConnection:
         return "done"
 
     def _ids(self, sql: str, ns: str, ids: Iterable[str]) -> list[tuple[Any, ...]]:
-        want = list(ids)
+        # One string, not an array: ids are printable, so the separator is in none.
+        want = SEP.join(ids)
         return self._q(sql, {"ns": ns, "ids": want}) if want else []

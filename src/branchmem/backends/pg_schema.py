@@ -76,9 +76,24 @@ CREATE TABLE IF NOT EXISTS life (
 )
 """
 
-# Statements that bring a store from the version before to the key's version.
-# Version 3 is the first PostgreSQL schema; later steps go here.
-STEPS: dict[int, list[str]] = {}
+# Version 4 adds two tables. ``counters`` holds store-wide counters in the row
+# keyed by the empty namespace (the erasure count that caches in every process
+# check). ``vectors`` holds record vectors per embedder as float32 bytes: a
+# pgvector ``vector`` column can replace ``vec`` later with the key unchanged.
+COUNTERS_AND_VECTORS = [
+    """CREATE TABLE IF NOT EXISTS counters (
+    ns text NOT NULL, erasures bigint NOT NULL, PRIMARY KEY (ns)
+)""",
+    """CREATE TABLE IF NOT EXISTS vectors (
+    ns text NOT NULL, embedder text NOT NULL, id text NOT NULL, digest text NOT NULL,
+    vec bytea NOT NULL, PRIMARY KEY (ns, embedder, id)
+)""",
+]
+TABLES += ";\n" + ";\n".join(COUNTERS_AND_VECTORS)
+
+# Statements that bring a store from the version before to the key's version
+# (version 3 is the first PostgreSQL schema).
+STEPS: dict[int, list[str]] = {4: COUNTERS_AND_VECTORS}
 
 # One key for "someone is creating or upgrading the schema" (any 64-bit value).
 SETUP_LOCK = 0x6272616E63686D65  # "branchme"

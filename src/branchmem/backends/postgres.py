@@ -17,35 +17,23 @@ statements.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
-from typing import Any
 
-from ..branch_types import AuditEntry, HeadMove, Snapshot
 from ..model import Memory
-from .base import BranchRow, DuplicateIds, EventRow, LifeRow, NewSegment, Pos, Ranges, RecordRow
-from .pg_conn import PgConnection, columns, unnest
+from .base import DuplicateIds, EventRow, NewSegment, Pos, Ranges, RecordRow
+from .pg_conn import IDS, columns, unnest
+from .pg_meta import HAS_LIFECYCLE, PgMeta
 from .sqlrows import (
-    BRANCH_COLS,
     EVENT_COLS,
-    LIFE_COLS,
-    MOVE_COLS,
     REC_COLS,
     SEP,
-    SNAPSHOT_COLS,
-    audit_from_row,
-    branch_from_row,
-    branch_values,
-    cached_segments,
     dump_positions,
     event_from_row,
     event_values,
     load_positions,
-    move_from_row,
     record_from_row,
     record_values,
-    snapshot_from_row,
 )
 
 _EVENT_TYPES = "text, text, text, text, text, float8, int8, int8"
@@ -55,12 +43,15 @@ _REC_TYPES = (
 )
 
 
-class PostgresBackend(PgConnection):
+class PostgresBackend(PgMeta):
     """A store in one PostgreSQL database (and schema): `PgConnection`'s pool
-    and transactions, and the statements of the `Backend` interface.
+    and transactions, the event, segment and record statements here, and the
+    rest of the `Backend` interface from `PgMeta`.
 
     ``schema`` names the schema to use (created if missing); without it the
-    URL's ``search_path`` decides. ``trace`` sees every statement.
+    URL's ``search_path`` decides. ``trace`` sees every statement. The pool
+    keeps ``min_size`` to ``max_size`` connections and closes one left unused
+    for ``max_idle`` seconds.
 
     >>> from branchmem import Store
     >>> Store("postgresql://app@db:5432/memory")  # doctest: +SKIP
@@ -70,12 +61,24 @@ class PostgresBackend(PgConnection):
 
     # events -------------------------------------------------------------------
     def get_events(self, ns: str, ids: Iterable[str]) -> dict[str, EventRow]:
-        sql = f"SELECT {EVENT_COLS} FROM events WHERE ns = %(ns)s AND id = ANY(%(ids)s)"
-        return {r[0]: event_from_row(ns, r) for r in self._ids(sql, ns, ids)}
+        # A placed event never changes but by an erasure: those are cached.
+        known, missing = self.cached("event", ns, ids)
+        out = {i: EventRow(e, p) for i, (e, p) in known.items()}  # callers may set pos
+        if missing:
+            sql = f"SELECT {EVENT_COLS} FROM events WHERE ns = %(ns)s AND id = {IDS}"
+            rows = {r[0]: event_from_row(ns, r) for r in self._ids(sql, ns, missing)}
+            self.keep("event", ns, {i: (r.event, r.pos) for i, r in rows.items() if r.pos})
+            out.update(rows)
+        return out
 
     def event_positions(self, ns: str, ids: Iterable[str]) -> dict[str, Pos | None]:
-        sql = "SELECT id, seg, seq FROM events WHERE ns = %(ns)s AND id = ANY(%(ids)s)"
-        return {r[0]: (r[1], r[2]) if r[1] is not None else None for r in self._ids(sql, ns, ids)}
+        known, missing = self.cached("event", ns, ids)
+        out: dict[str, Pos | None] = {i: p for i, (_, p) in known.items()}
+        if missing:
+            sql = f"SELECT id, seg, seq FROM events WHERE ns = %(ns)s AND id = {IDS}"
+            for i, seg, seq in self._ids(sql, ns, missing):
+                out[i] = (seg, seq) if seg is not None else None
+        return out
 
     def insert_events(self, ns: str, rows: list[EventRow]) -> None:
         if not rows:
@@ -85,15 +88,17 @@ class PostgresBackend(PgConnection):
         if done == "duplicate":
             raise DuplicateIds(ns)
         if done == "skipped":
-            # Under the namespace lock no other writer can add one of these ids now.
-            sql = "SELECT id FROM events WHERE ns = %(ns)s AND id = ANY(%(ids)s) LIMIT 1"
-            if self._q(sql, {"ns": ns, "ids": [v[0] for v in values]}):
-                raise DuplicateIds(ns)
-            self._q(
+            # All or nothing in one statement: no row goes in if one id is stored.
+            # (Under the namespace lock no other writer can add one meanwhile.)
+            got = self._q(
                 f"INSERT INTO events (ns, {EVENT_COLS}) SELECT %(ns)s, u.* FROM "
-                + unnest(EVENT_COLS, _EVENT_TYPES),
+                + unnest(EVENT_COLS, _EVENT_TYPES)
+                + " WHERE NOT EXISTS (SELECT 1 FROM events WHERE ns = %(ns)s "
+                "AND id = ANY(%(c0)s)) RETURNING 1",
                 {"ns": ns, **columns(values, 8)},
             )
+            if len(got) != len(values):
+                raise DuplicateIds(ns)
 
     def set_event_positions(self, ns: str, positions: list[tuple[str, Pos]]) -> None:
         if positions:
@@ -102,13 +107,14 @@ class PostgresBackend(PgConnection):
                 + unnest("id, seg, seq", "text, int8, int8")
                 + " WHERE e.ns = %(ns)s AND e.id = u.id",
                 {"ns": ns, **columns([(i, s, q) for i, (s, q) in positions], 3)},
+                defer=True,
             )
 
     def _pairs(
         self, table: str, a: str, b: str, ns: str, ids: Iterable[str]
     ) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
-        sql = f"SELECT {a}, {b} FROM {table} WHERE ns = %(ns)s AND {a} = ANY(%(ids)s)"
+        sql = f"SELECT {a}, {b} FROM {table} WHERE ns = %(ns)s AND {a} = {IDS}"
         for x, y in self._ids(sql, ns, ids):
             out.setdefault(x, []).append(y)
         return out
@@ -119,10 +125,8 @@ class PostgresBackend(PgConnection):
                 f"INSERT INTO {table} SELECT %(ns)s, u.* FROM {unnest('a, b', 'text, text')} "
                 "ON CONFLICT DO NOTHING",
                 {"ns": ns, **columns(pairs, 2)},
+                defer=True,
             )
-
-    def _delete(self, table: str, col: str, ns: str, ids: list[str]) -> None:
-        self._ids(f"DELETE FROM {table} WHERE ns = %(ns)s AND {col} = ANY(%(ids)s)", ns, ids)
 
     def waiting_children(self, ns: str, parent_ids: Iterable[str]) -> dict[str, list[str]]:
         return self._pairs("waits", "parent", "child", ns, parent_ids)
@@ -139,7 +143,7 @@ class PostgresBackend(PgConnection):
         return self._segments(sql, ns, segs)
 
     def segment_ancestry(self, ns: str, segs: Iterable[int]) -> dict[int, tuple[Pos, ...]]:
-        # Every segment above, in one statement (the cache lasts one transaction).
+        # Every segment above, in one statement.
         sql = (
             "WITH RECURSIVE up(seg) AS (SELECT unnest(%(segs)s::int8[]) UNION "
             "SELECT (f.value->>0)::int8 FROM up JOIN segments s ON s.ns = %(ns)s "
@@ -150,15 +154,15 @@ class PostgresBackend(PgConnection):
 
     def _segments(self, sql: str, ns: str, segs: Iterable[int]) -> dict[int, tuple[Pos, ...]]:
         """Fork points of ``segs`` from the cache, the rest (and whatever else
-        ``sql`` returns, as ``seg, parents`` rows) fetched and cached."""
-        cache = self._seg_cache
-        out, missing = cached_segments(cache, ns, segs)
+        ``sql`` returns, as ``seg, parents`` rows) fetched and kept."""
+        out, missing = self.cached("seg", ns, segs)
         if missing:
-            for seg, parents in self._q(sql, {"ns": ns, "segs": missing}):
-                val = load_positions(parents)
-                if len(cache) < 1_000_000:
-                    cache[(ns, seg)] = val
-                out[seg] = val
+            found = {
+                seg: load_positions(parents)
+                for seg, parents in self._q(sql, {"ns": ns, "segs": missing})
+            }
+            self.keep("seg", ns, found)
+            out.update(found)
         return out
 
     def segment_tips(self, ns: str, segs: Iterable[int]) -> dict[int, int]:
@@ -182,6 +186,7 @@ class PostgresBackend(PgConnection):
                         [(s.seg, dump_positions(s.parents), tips.get(s.seg, 0)) for s in new], 3
                     ),
                 },
+                defer=True,
             )
         moved = [(s, t) for s, t in tips.items() if s not in fresh]
         if moved:
@@ -190,19 +195,17 @@ class PostgresBackend(PgConnection):
                 + unnest("seg, tip", "int8, int8")
                 + " WHERE g.ns = %(ns)s AND g.seg = u.seg",
                 {"ns": ns, **columns(moved, 2)},
+                defer=True,
             )
 
     # records ------------------------------------------------------------------
-    def _records(self, where: str, params: dict[str, Any]) -> list[RecordRow]:
-        ns = params["ns"]
-        sql = f"SELECT {REC_COLS} FROM records WHERE ns = %(ns)s AND {where}"
-        return [record_from_row(ns, r) for r in self._q(sql, params)]
-
     def get_records(self, ns: str, ids: Iterable[str]) -> dict[str, RecordRow]:
         want = list(ids)
         if not want:
             return {}
-        return {r.memory.id: r for r in self._records("id = ANY(%(ids)s)", {"ns": ns, "ids": want})}
+        return {
+            r.memory.id: r for r in self._records(f"id = {IDS}", {"ns": ns, "ids": SEP.join(want)})
+        }
 
     def insert_records(self, ns: str, rows: list[RecordRow]) -> list[Memory]:
         if not rows:
@@ -217,6 +220,7 @@ class PostgresBackend(PgConnection):
                 f"INSERT INTO records (ns, {REC_COLS}) SELECT %(ns)s, u.* FROM "
                 + unnest(REC_COLS, _REC_TYPES),
                 {"ns": ns, **columns(values, 16)},
+                defer=True,
             )
         return out
 
@@ -238,6 +242,7 @@ class PostgresBackend(PgConnection):
                         4,
                     ),
                 },
+                defer=True,
             )
 
     def records_in_ranges(
@@ -253,6 +258,8 @@ class PostgresBackend(PgConnection):
             "JOIN records c ON c.ns = %(ns)s AND c.seg = r.seg AND c.pos > r.lo "
             "AND c.pos <= r.upto"
         )
+        # The gate's read is usually followed by this question (`lifecycle.narrow`).
+        self._prefetch(("life", ns, None), HAS_LIFECYCLE, {"ns": ns})
         rows = self._q(sql, {"ns": ns, **columns(spans, 3)})
         return (record_from_row(ns, r) for r in rows)
 
@@ -260,7 +267,10 @@ class PostgresBackend(PgConnection):
         want = list(target_ids)
         if not want:
             return []
-        return self._records("target = ANY(%(ids)s) ORDER BY seq", {"ns": ns, "ids": want})
+        return self._records(
+            f"target = {IDS} ORDER BY seq",
+            {"ns": ns, "ids": SEP.join(want)},
+        )
 
     def records_waiting_on(self, ns: str, event_ids: Iterable[str]) -> dict[str, list[str]]:
         return self._pairs("record_waits", "event", "record", ns, event_ids)
@@ -270,188 +280,3 @@ class PostgresBackend(PgConnection):
 
     def drop_record_waits(self, ns: str, event_ids: list[str]) -> None:
         self._delete("record_waits", "event", ns, event_ids)
-
-    # branches -----------------------------------------------------------------
-    def get_branch(self, ns: str, name: str) -> str | None:
-        row = self.get_branch_row(ns, name)
-        return None if row is None else row.head
-
-    def set_branch(self, ns: str, name: str, head: str) -> None:
-        self._q(
-            "INSERT INTO branches (ns, name, head) VALUES (%(ns)s, %(name)s, %(head)s) "
-            "ON CONFLICT (ns, name) DO UPDATE SET head = excluded.head",
-            {"ns": ns, "name": name, "head": head},
-        )
-
-    def list_branches(self, ns: str) -> list[tuple[str, str]]:
-        return [(r.name, r.head) for r in self.list_branch_rows(ns)]
-
-    def get_branch_row(self, ns: str, name: str) -> BranchRow | None:
-        sql = f"SELECT {BRANCH_COLS} FROM branches WHERE ns = %(ns)s AND name = %(name)s"
-        rows = self._q(sql, {"ns": ns, "name": name})
-        return branch_from_row(rows[0]) if rows else None
-
-    def list_branch_rows(self, ns: str) -> list[BranchRow]:
-        sql = f"SELECT {BRANCH_COLS} FROM branches WHERE ns = %(ns)s ORDER BY name"
-        return [branch_from_row(r) for r in self._q(sql, {"ns": ns})]
-
-    def put_branch_row(self, ns: str, row: BranchRow) -> None:
-        names = BRANCH_COLS.split(", ")
-        sets = ", ".join(f"{c} = excluded.{c}" for c in names[1:])
-        self._q(
-            f"INSERT INTO branches (ns, {BRANCH_COLS}) VALUES (%(ns)s, "
-            + ", ".join(f"%({c})s" for c in names)
-            + f") ON CONFLICT (ns, name) DO UPDATE SET {sets}",
-            {"ns": ns, **dict(zip(names, branch_values(row), strict=True))},
-        )
-
-    def delete_branch(self, ns: str, name: str) -> None:
-        self._ids("DELETE FROM branches WHERE ns = %(ns)s AND name = ANY(%(ids)s)", ns, [name])
-
-    def _append(
-        self, table: str, counter: str, cols: str, types: str, ns: str, rows: list[Any]
-    ) -> None:
-        """Insert ``rows`` numbered on from the namespace's highest ``counter``
-        (counted under the namespace lock, so numbers never collide)."""
-        if rows:
-            self._q(
-                f"INSERT INTO {table} (ns, {counter}, {cols}) SELECT %(ns)s, "
-                f"(SELECT coalesce(max({counter}), 0) FROM {table} WHERE ns = %(ns)s) + u.i, "
-                + ", ".join("u." + c for c in cols.split(", "))
-                + " FROM "
-                + unnest(cols + ", i", types, ordinality=True),
-                {"ns": ns, **columns(rows, len(types.split(",")))},
-            )
-
-    def add_head_moves(self, ns: str, moves: list[HeadMove]) -> None:
-        self._append(
-            "head_moves", "n", MOVE_COLS, "text, text, text, text, text, float8", ns,
-            [(m.branch, m.from_head, m.to_head, m.why, m.actor, m.at) for m in moves],
-        )  # fmt: skip
-
-    def head_moves(self, ns: str, name: str) -> list[HeadMove]:
-        sql = f"SELECT {MOVE_COLS} FROM head_moves WHERE ns = %(ns)s AND branch = %(b)s ORDER BY n"
-        return [move_from_row(ns, r) for r in self._q(sql, {"ns": ns, "b": name})]
-
-    def get_snapshot(self, ns: str, name: str) -> Snapshot | None:
-        sql = f"SELECT {SNAPSHOT_COLS} FROM snapshots WHERE ns = %(ns)s AND name = %(name)s"
-        rows = self._q(sql, {"ns": ns, "name": name})
-        return snapshot_from_row(ns, rows[0]) if rows else None
-
-    def put_snapshot(self, ns: str, snap: Snapshot) -> None:
-        self._q(
-            f"INSERT INTO snapshots (ns, {SNAPSHOT_COLS}) VALUES (%(ns)s, %(n)s, %(b)s, %(e)s, "
-            "%(t)s) ON CONFLICT (ns, name) DO UPDATE SET branch = excluded.branch, "
-            "event = excluded.event, created_at = excluded.created_at",
-            {"ns": ns, "n": snap.name, "b": snap.branch, "e": snap.event, "t": snap.created_at},
-        )
-
-    def list_snapshots(self, ns: str) -> list[Snapshot]:
-        sql = f"SELECT {SNAPSHOT_COLS} FROM snapshots WHERE ns = %(ns)s ORDER BY name"
-        return [snapshot_from_row(ns, r) for r in self._q(sql, {"ns": ns})]
-
-    # lifecycle and erasure ------------------------------------------------------
-    def has_lifecycle(self, ns: str) -> bool:
-        rows = self._q(
-            "SELECT EXISTS (SELECT 1 FROM life WHERE ns = %(ns)s) OR EXISTS (SELECT 1 FROM "
-            "records WHERE ns = %(ns)s AND (expires_at IS NOT NULL OR valid_from IS NOT NULL "
-            "OR valid_to IS NOT NULL))",
-            {"ns": ns},
-        )
-        return bool(rows[0][0])
-
-    def get_life(self, ns: str, ids: Iterable[str]) -> dict[str, LifeRow]:
-        sql = f"SELECT {LIFE_COLS} FROM life WHERE ns = %(ns)s AND id = ANY(%(ids)s)"
-        return {r[0]: LifeRow(r[1], r[2], r[3], r[4]) for r in self._ids(sql, ns, ids)}
-
-    def put_life(self, ns: str, rows: dict[str, LifeRow]) -> None:
-        if rows:
-            self._q(
-                f"INSERT INTO life (ns, {LIFE_COLS}) SELECT %(ns)s, u.* FROM "
-                + unnest(LIFE_COLS, "text, float8, float8, int4, float8")
-                + " ON CONFLICT (ns, id) DO UPDATE SET archived_at = excluded.archived_at, "
-                "restored_at = excluded.restored_at, uses = excluded.uses, "
-                "last_used = excluded.last_used",
-                {
-                    "ns": ns,
-                    **columns(
-                        [(i, r.archived_at, r.restored_at, r.uses, r.last_used)
-                         for i, r in rows.items()],
-                        5,
-                    ),
-                },
-            )  # fmt: skip
-
-    def expired_records(self, ns: str, now: float) -> list[str]:
-        sql = "SELECT id FROM records WHERE ns = %(ns)s AND expires_at <= %(now)s ORDER BY seq"
-        return [r[0] for r in self._q(sql, {"ns": ns, "now": now})]
-
-    def records_with_sources(self, ns: str, event_ids: Iterable[str]) -> list[str]:
-        # A scan of the namespace: erasure is rare, and sources are not indexed by event.
-        sql = (
-            "SELECT id FROM records WHERE ns = %(ns)s "
-            "AND string_to_array(sources, %(sep)s) && %(ids)s::text[] ORDER BY seq"
-        )
-        want = list(event_ids)
-        return [r[0] for r in self._q(sql, {"ns": ns, "sep": SEP, "ids": want})] if want else []
-
-    def records_of_kind(self, ns: str, kind: str) -> list[RecordRow]:
-        return self._records("kind = %(kind)s ORDER BY seq", {"ns": ns, "kind": kind})
-
-    def delete_records(self, ns: str, ids: list[str]) -> None:
-        self._erased()
-        for table, col in (("records", "id"), ("life", "id"), ("record_waits", "record")):
-            self._delete(table, col, ns, ids)
-
-    def erase_event(self, ns: str, event_id: str) -> None:
-        self._erased()
-        self._ids(
-            "UPDATE events SET content = '', meta = NULL WHERE ns = %(ns)s AND id = ANY(%(ids)s)",
-            ns,
-            [event_id],
-        )
-
-    def drop_namespace(self, ns: str) -> None:
-        self._erased()
-        for table in (
-            "events", "waits", "segments", "records", "record_waits", "branches",
-            "head_moves", "snapshots", "life",
-        ):  # fmt: skip
-            self._q(f"DELETE FROM {table} WHERE ns = %(ns)s", {"ns": ns})
-        # The name (often a user id or an email) goes from the audit lines too:
-        # they stay (ids and ops, never content) under a name no one can guess.
-        detached = f"\x01purged {uuid.uuid4().hex}"
-        self._q("UPDATE audit SET ns = %(to)s WHERE ns = %(ns)s", {"ns": ns, "to": detached})
-        self._seg_cache = {k: v for k, v in self._seg_cache.items() if k[0] != ns}
-
-    # audit --------------------------------------------------------------------
-    def add_audit(self, ns: str, entries: list[AuditEntry]) -> None:
-        self._append(
-            "audit", "seq", "at, actor, op, ids", "float8, text, text, text", ns,
-            [(e.at, e.actor, e.op, SEP.join(e.ids)) for e in entries],
-        )  # fmt: skip
-
-    def list_events(self, ns: str, offset: int, limit: int) -> list[EventRow]:
-        # No arrival counter here: write time, then place in the graph, then id.
-        sql = (
-            f"SELECT {EVENT_COLS} FROM events WHERE ns = %(ns)s "
-            "ORDER BY created_at, seg NULLS LAST, seq, id LIMIT %(limit)s OFFSET %(offset)s"
-        )
-        rows = self._q(sql, {"ns": ns, "limit": limit, "offset": offset})
-        return [event_from_row(ns, r) for r in rows]
-
-    def list_records(self, ns: str, offset: int, limit: int) -> list[RecordRow]:
-        sql = (
-            f"SELECT {REC_COLS} FROM records WHERE ns = %(ns)s "
-            "ORDER BY seq LIMIT %(limit)s OFFSET %(offset)s"
-        )
-        rows = self._q(sql, {"ns": ns, "limit": limit, "offset": offset})
-        return [record_from_row(ns, r) for r in rows]
-
-    def audit(self, ns: str, since: float | None) -> list[AuditEntry]:
-        sql = (
-            "SELECT seq, at, actor, op, ids FROM audit WHERE ns = %(ns)s AND at >= %(low)s "
-            "ORDER BY seq"
-        )
-        low = float("-inf") if since is None else since
-        return [audit_from_row(ns, r) for r in self._q(sql, {"ns": ns, "low": low})]
