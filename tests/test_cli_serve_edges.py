@@ -69,3 +69,20 @@ def test_serving_without_the_server_extra_names_it(
     err = _fails([*command, "--db", str(db)], capsys)
     assert "branchmem[server]" in err
     assert list(tmp_path.iterdir()) == []  # nothing made before the check
+
+
+def test_serve_does_not_print_a_urls_password(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import uvicorn
+
+    from branchmem import Store, cli_serve
+
+    served: list[object] = []
+    monkeypatch.setattr(cli_serve, "_open", lambda args: Store())  # no server needed
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: served.append(app))
+    keys = str(tmp_path / "k.keys")
+    url = "postgresql://app:s3cret-pw@db.invalid:5432/memory"
+    assert main(["serve", "--db", url, "--keys", keys, "--port", "1"]) == 0
+    err = capsys.readouterr().err
+    assert served and "serving postgresql://app:***@db.invalid" in err and "s3cret" not in err

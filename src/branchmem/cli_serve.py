@@ -164,6 +164,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     _need_server("serve")
     import uvicorn
 
+    from .backends.pg_conn import public_url
     from .server.app import create_app
     from .server.service import Limits
 
@@ -182,7 +183,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     limits = Limits(args.max_body, args.max_batch, args.max_k)
     store = _open(args)
     app = create_app(store, keys, limits=limits, embedder=args.embedder, mcp=not args.no_mcp)
-    print(f"branchmem: serving {args.db} on http://{args.host}:{args.port}", file=sys.stderr)
+    shown = public_url(args.db)  # a URL's password stays out of the log
+    print(f"branchmem: serving {shown} on http://{args.host}:{args.port}", file=sys.stderr)
     try:
         uvicorn.run(app, host=args.host, port=args.port, log_level="warning", workers=1)
     finally:
