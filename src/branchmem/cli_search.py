@@ -20,7 +20,9 @@ def register(sub: Any) -> None:
         description="Search the memories visible at --at (repeat --at for a scope chain).",
     )
     p.add_argument("query", help="what to look for (Chinese, English or mixed)")
-    p.add_argument("--db", required=True, help="SQLite store file (opened, never created)")
+    p.add_argument(
+        "--db", required=True, help="SQLite store file or postgresql:// URL (opened, never created)"
+    )
     p.add_argument("--at", action="append", required=True, help="anchor; repeat for a chain")
     p.add_argument(
         "--scope-weight",
@@ -61,7 +63,9 @@ def register(sub: Any) -> None:
         description="Exit status 0 when every search gives what it logged, 1 otherwise.",
     )
     r.add_argument("log", help="JSONL query log written by search(..., log=...)")
-    r.add_argument("--db", required=True, help="SQLite store file (opened, never created)")
+    r.add_argument(
+        "--db", required=True, help="SQLite store file or postgresql:// URL (opened, never created)"
+    )
     r.add_argument("--json", action="store_true", help="print the report as JSON")
     r.set_defaults(func=_replay)
 
