@@ -56,6 +56,7 @@ class RankCache:
         from .state import SearchStates  # (state builds on this module)
 
         self.states = SearchStates()
+        self.ann: dict[tuple[str, str], Any] = {}  # (namespace, embedder) -> ann.NamespaceIndex
         self._erasures: int | None = None
         self.epoch = 0
         """Moves whenever entries are dropped for an erasure. A search notes it
@@ -68,6 +69,7 @@ class RankCache:
             return
         self.states.clear()
         with self._lock:
+            self.ann.clear()
             self.terms.clear()
             self.vectors.clear()
             self.queries.clear()
@@ -122,6 +124,7 @@ class RankCache:
         n = 0
         self.states.clear()  # rebuilt on the next search, from what remains
         with self._lock:
+            self.ann = {k: v for k, v in self.ann.items() if k[0] != namespace}
             self.epoch += 1
             tables: list[dict[tuple[str, str], Any]] = [*self.terms.values()]
             tables += self.vectors.values()
@@ -206,6 +209,21 @@ class RankCache:
                 vec.frombytes(hit[1])
                 table[(m.namespace, m.id)] = (m.content, vec)
         return rest
+
+    def ann_index(self, namespace: str, embedder: Embedder, epoch: int | None = None) -> Any:
+        """The approximate index of the namespace's vectors (`retrieval.ann`);
+        None if `epoch` is given and has moved (what the search read may hold
+        purged records, which must not enter a fresh index)."""
+        from .ann import NamespaceIndex
+
+        with self._lock:
+            if epoch is not None and epoch != self.epoch:
+                return None
+            key = (namespace, embedder.name)
+            index = self.ann.get(key)
+            if index is None or index.dim != embedder.dim:
+                index = self.ann[key] = NamespaceIndex(embedder.dim)
+            return index
 
 
 def digest(text: str) -> str:
