@@ -24,7 +24,9 @@ import math
 import threading
 import weakref
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from operator import mul
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +43,28 @@ TermStats = tuple[dict[str, int], int]
 """A record's term frequencies and its length in tokens."""
 
 _BATCH = 64
+_PROGRESS: ContextVar[Callable[[int, int], None] | None] = ContextVar("progress", default=None)
+
+
+@contextmanager
+def embedding_progress(report: Callable[[int, int], None]) -> Iterator[None]:
+    """Within the block, every embedding run (the records a search or `prepare`
+    must embed, in batches of 64) calls ``report(done, total)`` after each batch.
+
+    >>> from branchmem import HashingEmbedder, Store
+    >>> store = Store()
+    >>> _ = store.add_event("e1")
+    >>> _ = store.add_memory("用户对花生过敏", sources=["e1"])
+    >>> with embedding_progress(lambda done, total: print(done, total)):
+    ...     _ = store.search("花生", at="e1", embedder=HashingEmbedder())
+    0 1
+    1 1
+    """
+    token = _PROGRESS.set(report)
+    try:
+        yield
+    finally:
+        _PROGRESS.reset(token)
 QUERY_CACHE = 1024
 ROUND = 6
 
@@ -167,6 +191,9 @@ class RankCache:
         fresh: dict[tuple[str, str], tuple[str, array[float]]] = {}
         if missing and store is not None:
             missing = self._load(store, embedder, missing, fresh)
+        report = _PROGRESS.get() if missing else None
+        if report is not None:
+            report(0, len(missing))
         for i in range(0, len(missing), _BATCH):
             batch = missing[i : i + _BATCH]
             vecs = embedder.embed_passages([m.content for m in batch])
@@ -179,6 +206,8 @@ class RankCache:
                 fresh[(m.namespace, m.id)] = (m.content, unit_vector(v, embedder))
             if store is not None:
                 _save(store, embedder, batch, fresh)
+            if report is not None:
+                report(i + len(batch), len(missing))
         got.update(fresh)
         with self._lock:
             if epoch is None or epoch == self.epoch:
