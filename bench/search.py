@@ -2,6 +2,9 @@
 
     python bench/search.py            # 1,000,000 records, 10,000 visible (several minutes)
     python bench/search.py --quick    # 100,000 records, 1,000 visible (under a minute)
+    python bench/search.py --post-filter             # only the 1,000,000-record comparison
+    python bench/search.py --visible 50000           # only warm queries, 50,000 visible
+    python bench/search.py --visible 100000 --records 1000000
 
 History: a trunk of V events (the anchor is its tip) and side branches that
 fork off it, one record per event, so V records are visible at the anchor
@@ -338,7 +341,13 @@ def main() -> None:
     ap.add_argument("--visible", type=int, help="only the warm-query comparison, this many visible")
     ap.add_argument("--records", type=int, help="with --visible: records in all (default: as many)")
     ap.add_argument("--queries", type=int, default=10, help="with --visible: queries timed")
+    ap.add_argument(
+        "--post-filter", action="store_true", help="only gated against post-filter (full size)"
+    )
     args = ap.parse_args()
+    if args.post_filter:
+        compare(1_000_000, 10_000, 30)
+        return
     if args.visible:
         big_visible(args.visible, args.queries, args.records)
         return
