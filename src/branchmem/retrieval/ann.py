@@ -157,10 +157,12 @@ def vector_pool(
     where = cands.positions()
     mems = cands.mems
     found: list[int] = []
+    taken: set[int] = set()
     for lab in labels:
         i = where.get(ids[lab])
-        if i is not None and digest(mems[i].content) == texts[lab]:  # gated, same text
-            found.append(i)
+        if i is not None and i not in taken and digest(mems[i].content) == texts[lab]:
+            found.append(i)  # gated, and made from the same text
+            taken.add(i)
             if len(found) == want:
                 break
     if len(found) < want:
