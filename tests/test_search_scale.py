@@ -1,7 +1,8 @@
 """Search at scale: the numpy fusion, the approximate index and the kept gate answer.
 
-* `fastfuse.fuse_exact` against `fusion.fuse` (the reference), ties included:
-  the same records, the same floats.
+* `fastfuse.fuse_sparse` against `fusion.fuse` (the reference), ties included,
+  given every cosine or a pool of all of them in any order: the same
+  records, the same floats.
 * With the approximate index forced on for small sets (`ann.SETTINGS`), on
   every backend, through writes, retractions and purges: every hit is visible
   at its ``via``; where the index must fall back (the visible set a small
@@ -58,8 +59,11 @@ def test_numpy_fusion_equals_the_reference(data: st.DataObject, limit: int) -> N
     )
     sparse = {i: v for i, v in enumerate(kw) if v > 0} if k_in is not None else None
     vector = np.asarray(vec, dtype=np.float64) if v_in is not None else None
+    if vector is not None and data.draw(st.booleans()):  # as a pool of every record
+        order = np.asarray(data.draw(st.permutations(range(n))), dtype=np.int64)
+        vector = (order, vector[order], fastfuse.competition_ranks(vector)[order])
     scope = np.asarray(scopes) if scopes else None
-    got = fastfuse.fuse_exact(mems, sparse, vector, w, 1e6, limit, arrays, scope)
+    got = fastfuse.fuse_sparse(mems, sparse, vector, w, 1e6, limit, arrays, scope)
     assert got == want
 
 

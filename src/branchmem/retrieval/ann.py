@@ -75,6 +75,11 @@ def library() -> Any:
     return _lib or None
 
 
+def wanted(n: int) -> bool:
+    """Is the index to be tried for ``n`` visible records (enabled, installed, large)?"""
+    return SETTINGS.enabled and n >= SETTINGS.min_visible and library() is not None
+
+
 class NamespaceIndex:
     """The HNSW index of one namespace's vectors under one embedder."""
 

@@ -65,6 +65,8 @@ def embedding_progress(report: Callable[[int, int], None]) -> Iterator[None]:
         yield
     finally:
         _PROGRESS.reset(token)
+
+
 QUERY_CACHE = 1024
 ROUND = 6
 

@@ -14,10 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import InvalidInput
 from ..model import Memory
 from .cache import numpy_or_none
-from .fusion import Scored, Weights, _relevance, recency
+from .fusion import Scored, Weights, _relevance, recency, signal_weights
 
 FAST_MIN = 1024
 """Candidate sets from this size are fused here (when numpy is installed)."""
@@ -52,14 +51,7 @@ def fuse_pool(
     (`Candidates.arrays`); ``scope`` the weight per anchor (numpy) or None.
     """
     np = numpy_or_none()
-    c = weights.rrf_k
-    wk = weights.keyword if keyword is not None else 0.0
-    wv = weights.vector if vector is not None else 0.0
-    best = (wk + wv) / (c + 1)
-    if best <= 0:
-        raise InvalidInput(
-            "keyword and vector weights are both 0 for this mode; give one a positive weight"
-        )
+    c, wk, wv, best = signal_weights(weights, keyword is not None, vector is not None)
     wi, wr, hl = weights.importance, weights.recency, weights.half_life
     rel = np.zeros(len(pool), dtype=np.float64)
     if vec_rank is not None:
@@ -113,7 +105,7 @@ def fuse_pool(
     return out
 
 
-def fuse_exact(
+def fuse_sparse(
     mems: Sequence[Memory],
     keyword: dict[int, float] | None,
     vector: Any,
@@ -123,8 +115,11 @@ def fuse_exact(
     arrays: tuple[Any, Any, Any],
     scope: Any,
 ) -> list[Scored]:
-    """`fusion.fuse` of all ``mems``: ``keyword`` as the nonzero BM25 scores by
-    position (`KeywordIndex.sparse`), ``vector`` as a numpy array of cosines."""
+    """`fusion.fuse` of ``mems``. ``keyword``: the nonzero BM25 scores by
+    position (`KeywordIndex.sparse`) or None; ``vector``: None, a numpy array
+    of every candidate's cosine (exact), or ``(positions, cosines, ranks)``
+    of a vector pool (`ann.vector_pool`: the keyword matches it lacks are
+    not scored)."""
     np = numpy_or_none()
     n = len(mems)
     kw = kr = None
@@ -133,15 +128,16 @@ def fuse_exact(
         at = np.fromiter(hits.keys(), dtype=np.int64, count=len(hits))
         vals = np.fromiter(hits.values(), dtype=np.float64, count=len(hits))
         if vector is None:  # keyword only: the matches are the pool
-            return fuse_pool(
-                mems, at, vals, competition_ranks(vals), None, None, weights, now, limit, arrays,
-                scope,
-            )  # fmt: skip
+            ranks = competition_ranks(vals)
+            return fuse_pool(mems, at, vals, ranks, None, None, weights, now, limit, arrays, scope)
         kw = np.zeros(n, dtype=np.float64)
         kr = np.zeros(n, dtype=np.int64)
         kw[at] = vals
         kr[at] = competition_ranks(vals)
-    pool = np.arange(n)
-    return fuse_pool(
-        mems, pool, kw, kr, vector, competition_ranks(vector), weights, now, limit, arrays, scope
-    )
+    if isinstance(vector, tuple):
+        pool, cos, vr = vector
+        if kw is not None and kr is not None:
+            kw, kr = kw[pool], kr[pool]  # aligned with the pool
+    else:
+        pool, cos, vr = np.arange(n), vector, competition_ranks(vector)
+    return fuse_pool(mems, pool, kw, kr, cos, vr, weights, now, limit, arrays, scope)

@@ -18,7 +18,7 @@ from ..model import KINDS, Memory
 from ..scope import check_anchors
 from ..validate import check_utf8, show
 from . import ann, fastfuse
-from .cache import RankCache, cache_for, numpy_or_none
+from .cache import cache_for, numpy_or_none
 from .candidates import Candidates, gather
 from .embed import Embedder, default_embedder, get_embedder
 from .fusion import Scored, Weights, fuse
@@ -177,87 +177,43 @@ def rank(
     if scopes is not None and all(x == 1.0 for x in scopes):
         scopes = None
     np = numpy_or_none()
-    if np is not None and len(cands) >= fastfuse.FAST_MIN:
-        return _rank_large(cache, store, key, query, c, tok, emb, w, now, k, scopes, epoch)
-    kw = vec = None
-    if tok is not None:
-        kw = cache.states.keyword_scores(
-            (key, tok.name), cands, lambda ms: cache.term_stats(tok, ms, epoch), tok(query)
-        )
-    if emb is not None:
-        backend = _backend(store)
-        vec = cache.states.cosines(
-            (key, emb.name),
-            emb.dim,
-            cands,
-            lambda ms: cache.passage_vectors(emb, ms, backend, epoch),
-            cache.query_vector(emb, query),
-        )
-    boost = [scopes[i] for i in c.via] if scopes is not None else None
-    return fuse(cands, kw, vec, w, now, k, boost)
-
-
-def _rank_large(
-    cache: RankCache,
-    store: Store,
-    key: tuple[str, tuple[str, ...], str],
-    query: str,
-    c: Candidates,
-    tok: Tokenizer | None,
-    emb: Embedder | None,
-    w: Weights,
-    now: float,
-    k: int,
-    scopes: list[float] | None,
-    epoch: int | None,
-) -> list[Scored]:
-    """`rank` of a large candidate set, with numpy."""
-    np = numpy_or_none()
-    cands = c.mems
-    kw = None
+    large = np is not None and len(cands) >= fastfuse.FAST_MIN
+    kw: Any = None
     if tok is not None:
         terms = tok(query)
         kw = cache.states.with_keywords(
             (key, tok.name),
             cands,
             lambda ms: cache.term_stats(tok, ms, epoch),
-            lambda st: st.sparse(terms),
+            (lambda st: st.sparse(terms)) if large else (lambda st: st.scores(terms)),
         )
-    scope = np.asarray(scopes, dtype=np.float64) if scopes is not None else None
-    if emb is None:
-        return fastfuse.fuse_exact(cands, kw, None, w, now, k, c.arrays(), scope)
-    backend = _backend(store)
-    q = cache.query_vector(emb, query)
-    index = None
-    if ann.SETTINGS.enabled and len(cands) >= ann.SETTINGS.min_visible and ann.library():
-        index = cache.ann_index(key[0], emb, epoch)
+    vec: Any = None
+    if emb is not None:
+        backend = _backend(store)
+        q = cache.query_vector(emb, query)
+        index = None
+        if large and ann.wanted(len(cands)):
+            index = cache.ann_index(key[0], emb, epoch)
 
-    def use(st: VectorIndex) -> tuple[Any, Any, Any] | Any:
-        if index is not None:
-            at = np.fromiter(kw or (), dtype=np.int64, count=len(kw or ()))
-            got = ann.vector_pool(index, c, st, q, at, k)
-            if got is not None:
-                return got
-        return st.cosine_array(q)
+        def vectors_of(ms: Sequence[Memory]) -> list[array[float]]:
+            return cache.passage_vectors(emb, ms, backend, epoch)
 
-    def vectors_of(ms: Sequence[Memory]) -> list[array[float]]:
-        return cache.passage_vectors(emb, ms, backend, epoch)
+        def use(st: VectorIndex) -> Any:
+            if not large:
+                return st.cosines(q)
+            if index is not None:
+                at = np.fromiter(kw or (), dtype=np.int64, count=len(kw or ()))
+                got = ann.vector_pool(index, c, st, q, at, k)
+                if got is not None:
+                    return got
+            return st.cosine_array(q)
 
-    vec = cache.states.with_vectors((key, emb.name), emb.dim, cands, vectors_of, use)
-    if not isinstance(vec, tuple):
-        return fastfuse.fuse_exact(cands, kw, vec, w, now, k, c.arrays(), scope)
-    pool, cos, vr = vec
-    kwv = krk = None
-    if kw is not None:
-        hits = {i: v for i, v in kw.items() if v > 0}
-        at = np.fromiter(hits.keys(), dtype=np.int64, count=len(hits))
-        vals = np.fromiter(hits.values(), dtype=np.float64, count=len(hits))
-        kw_all = np.zeros(len(cands), dtype=np.float64)
-        kr_all = np.zeros(len(cands), dtype=np.int64)
-        kw_all[at] = vals
-        kr_all[at] = fastfuse.competition_ranks(vals)
-        kwv, krk = kw_all[pool], kr_all[pool]
-    return fastfuse.fuse_pool(cands, pool, kwv, krk, cos, vr, w, now, k, c.arrays(), scope)
+        vec = cache.states.with_vectors((key, emb.name), emb.dim, cands, vectors_of, use)
+    if large:
+        scope = np.asarray(scopes, dtype=np.float64) if scopes is not None else None
+        return fastfuse.fuse_sparse(cands, kw, vec, w, now, k, c.arrays(), scope)
+    boost = [scopes[i] for i in c.via] if scopes is not None else None
+    return fuse(cands, kw, vec, w, now, k, boost)
 
 
 def _scope_weights(value: Any, at: Any, anchors: list[str]) -> list[float] | None:
