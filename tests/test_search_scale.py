@@ -18,15 +18,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from branchmem import HashingEmbedder, Memory, Store, Weights
 from branchmem.retrieval import ann, fastfuse
 from branchmem.retrieval.cache import cache_for
 from branchmem.retrieval.fusion import fuse
-from strategies import History, histories
-from test_search_state import EMB, NOW, WORDS, brute
+from strategies import History
+from test_search_state import EMB, NOW, WORDS, brute, play
 
 np = pytest.importorskip("numpy")
 
@@ -103,41 +103,7 @@ def _check(store: Store, hist: History, data: st.DataObject) -> None:
 def test_index_keeps_the_gate_and_falls_back_exactly(
     make_store: Callable[[], Store], forced_index: ann.Settings
 ) -> None:
-    @settings(
-        max_examples=30,
-        deadline=None,
-        database=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    )
-    @given(hist=histories(max_events=10, max_ops=12), data=st.data())
-    def run(hist: History, data: st.DataObject) -> None:
-        store = make_store()
-        try:
-            for eid in hist.arrival:
-                store.add_event(eid, parent=list(hist.parents[eid]) or None, content=eid)
-            alive: set[str] = set()
-            for n, op in enumerate(hist.ops):
-                text = f"用户说{WORDS[n % len(WORDS)]}和{WORDS[(n * 3 + 1) % len(WORDS)]}"
-                if op.target is not None and op.target not in alive:
-                    continue
-                if op.kind == "add":
-                    store.add_memory(text, sources=list(op.sources), id=op.id)
-                    alive.add(op.id)
-                elif op.kind == "retract":
-                    assert op.target is not None
-                    store.retract(op.target, sources=list(op.sources), id=op.extra_id)
-                elif data.draw(st.booleans()):
-                    assert op.target is not None
-                    store.supersede(op.target, text, sources=list(op.sources), id=op.id)
-                    alive.add(op.id)
-                else:
-                    assert op.target is not None
-                    alive.difference_update(store.purge(memories=[op.target]))
-                _check(store, hist, data)
-        finally:
-            store.close()
-
-    run()
+    play(make_store, _check, 30)
 
 
 def _chat(store: Store, n: int) -> list[str]:

@@ -75,9 +75,16 @@ def check(store: Store, hist: History, data: st.DataObject) -> None:
         assert h.memory.id in {m.id for m in store.memories(at=h.via, now=NOW)}
 
 
-def test_kept_state_ranks_as_from_scratch(make_store: Callable[[], Store]) -> None:
+def play(
+    make_store: Callable[[], Store],
+    check: Callable[[Store, History, st.DataObject], None],
+    max_examples: int,
+) -> None:
+    """Random histories: events, then writes, retractions, supersessions and
+    purges, with ``check`` after the events and after each step."""
+
     @settings(
-        max_examples=40,
+        max_examples=max_examples,
         deadline=None,
         database=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
@@ -112,6 +119,10 @@ def test_kept_state_ranks_as_from_scratch(make_store: Callable[[], Store]) -> No
             store.close()
 
     run()
+
+
+def test_kept_state_ranks_as_from_scratch(make_store: Callable[[], Store]) -> None:
+    play(make_store, check, 40)
 
 
 @given(

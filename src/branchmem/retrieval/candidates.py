@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Hashable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Hashable, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..model import Memory
 from .cache import numpy_or_none
@@ -97,45 +97,47 @@ def _memo(store: Store) -> GateMemo:
         return m
 
 
+class Filters(NamedTuple):
+    """What a search keeps of the gate's answer (`keep`)."""
+
+    kinds: list[str] | None = None
+    key_prefix: str | None = None
+    meta: Mapping[str, Any] | None = None
+
+
+NO_FILTERS = Filters()
+
+
 def gather(
     store: Store,
     anchors: list[str],
     ns: str,
     now: float | None,
     as_of: float | None,
-    kinds: list[str] | None,
-    key_prefix: str | None,
-    meta: Mapping[str, Any] | None,
+    filters: Filters = NO_FILTERS,
 ) -> Candidates:
     """The records visible at any of ``anchors`` (each once, under the first
     anchor that sees it), filtered; the gate's answer, read or reused."""
     b = store._b
     with b.reading():  # one read view: the generation, then the gate
         writes = b.generation().writes
-        key = (ns, tuple(anchors), repr((kinds, key_prefix, meta)))
+        key = (ns, tuple(anchors), repr(filters))
         reuse = as_of is None and not b.has_lifecycle(ns)
         memo = _memo(store)
         if reuse:
             hit = memo.get(key, writes)
             if hit is not None:
                 return hit
-        cands = _read(store, anchors, ns, now, as_of, kinds, key_prefix, meta)
+        cands = _read(store, anchors, ns, now, as_of, filters)
         if reuse:
             memo.put(key, writes, cands)
         return cands
 
 
 def _read(
-    store: Store,
-    anchors: list[str],
-    ns: str,
-    now: float | None,
-    as_of: float | None,
-    kinds: list[str] | None,
-    key_prefix: str | None,
-    meta: Mapping[str, Any] | None,
+    store: Store, anchors: list[str], ns: str, now: float | None, as_of: float | None, f: Filters
 ) -> Candidates:
-    filtering = bool(kinds is not None or key_prefix is not None or meta or as_of is not None)
+    filtering = f != NO_FILTERS or as_of is not None
     mems: list[Memory] = []
     via: list[int] = []
     seen: set[str] = set()
@@ -154,20 +156,15 @@ def _read(
             if m.id in seen:
                 continue
             seen.add(m.id)
-            if not filtering or keep(m, kinds, key_prefix, meta, as_of):
+            if not filtering or keep(m, f, as_of):
                 mems.append(m)
                 via.append(i)
     return Candidates(mems, via)
 
 
-def keep(
-    m: Memory,
-    kinds: Sequence[str] | None,
-    key_prefix: str | None,
-    meta: Mapping[str, Any] | None,
-    as_of: float | None,
-) -> bool:
+def keep(m: Memory, f: Filters, as_of: float | None) -> bool:
     """Does ``m`` pass the search's filters?"""
+    kinds, key_prefix, meta = f
     if kinds is not None and m.kind not in kinds:
         return False
     if key_prefix is not None and (m.key is None or not m.key.startswith(key_prefix)):

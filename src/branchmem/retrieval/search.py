@@ -19,7 +19,7 @@ from ..scope import check_anchors
 from ..validate import check_utf8, show
 from . import ann, fastfuse
 from .cache import cache_for, numpy_or_none
-from .candidates import Candidates, gather
+from .candidates import Candidates, Filters, gather
 from .embed import Embedder, default_embedder, get_embedder
 from .fusion import Scored, Weights, fuse
 from .hit import Hit, HitExplanation
@@ -115,7 +115,7 @@ def search(
     tok = get_tokenizer(tokenizer) if mode != "vector" else None
 
     epoch = cache_for(store).epoch  # noted before reading: see RankCache.epoch
-    gathered = gather(store, anchors, namespace, now, as_of, kinds, key_prefix, meta)
+    gathered = gather(store, anchors, namespace, now, as_of, Filters(kinds, key_prefix, meta))
     cands, via = gathered.mems, gathered.via
     # The candidate set's identity: which anchors, filtered how (keys a kept state).
     key = (namespace, tuple(anchors), repr((kinds, key_prefix, meta, as_of)))
@@ -263,7 +263,7 @@ def prepare(
     emb = _embedder(embedder)
     tok = get_tokenizer(tokenizer)
     cache = cache_for(store)
-    mems = gather(store, _anchors(at), namespace, None, None, None, None, None).mems
+    mems = gather(store, _anchors(at), namespace, None, None).mems
     cache.term_stats(tok, mems)
     cache.passage_vectors(emb, mems, _backend(store))
     return len(mems)
