@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 MAX_KEPT = 4
 """Candidate sets kept per store."""
 
+REUSE = True
+"""False reads the gate on every search (the benchmark compares the two)."""
+
 
 class Candidates:
     """The gated, filtered records of one search, and per record its anchor's index."""
@@ -122,7 +125,7 @@ def gather(
     with b.reading():  # one read view: the generation, then the gate
         writes = b.generation().writes
         key = (ns, tuple(anchors), repr(filters))
-        reuse = as_of is None and not b.has_lifecycle(ns)
+        reuse = REUSE and as_of is None and not b.has_lifecycle(ns)
         memo = _memo(store)
         if reuse:
             hit = memo.get(key, writes)
