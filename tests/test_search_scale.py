@@ -57,7 +57,10 @@ def test_numpy_fusion_equals_the_reference(data: st.DataObject, limit: int) -> N
         np.asarray([m.created_at for m in mems], dtype=np.float64),
         np.asarray(via, dtype=np.int64),
     )
-    sparse = {i: v for i, v in enumerate(kw) if v > 0} if k_in is not None else None
+    matched = [i for i, v in enumerate(kw) if v > 0]
+    sparse = None
+    if k_in is not None:
+        sparse = (np.asarray(matched, dtype=np.int64), np.asarray([kw[i] for i in matched]))
     vector = np.asarray(vec, dtype=np.float64) if v_in is not None else None
     if vector is not None and data.draw(st.booleans()):  # as a pool of every record
         order = np.asarray(data.draw(st.permutations(range(n))), dtype=np.int64)
@@ -90,6 +93,7 @@ def _check(store: Store, hist: History, data: st.DataObject) -> None:
     # pool 4 (often less than the visible set: approximate), or 1000 (all of it: exact)
     ann.SETTINGS.pool = data.draw(st.sampled_from([4, 1000]))
     ann.SETTINGS.min_share = data.draw(st.sampled_from([0.0, 2.0]))  # 2.0: always fall back
+    ann.SETTINGS.far_share = data.draw(st.sampled_from([0, 8]))  # 0: never for keyword matches
     hits = store.search(query, at=chain, k=k, mode=mode, embedder=EMB, now=NOW)
     for h in hits:  # the gate first, always
         assert h.memory.id in {m.id for m in store.memories(at=h.via, now=NOW)}

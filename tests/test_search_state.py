@@ -137,4 +137,8 @@ def test_postings_equal_bm25(docs: list[list[str]], split: int, query: list[str]
     index = KeywordIndex()
     index.add(stats[:split])  # built in two steps, as a state grows
     index.add(stats[split:])
-    assert index.scores(query) == bm25(query, stats)
+    want = bm25(query, stats)
+    assert index.scores(query) == want
+    at, scores = index.matches(query)  # the numpy form: the same floats
+    assert at.tolist() == [i for i, v in enumerate(want) if v > 0]
+    assert scores.tolist() == [v for v in want if v > 0]

@@ -10,7 +10,9 @@ expired or purged is skipped, whatever the index holds. The search falls
 back to the exact ranking when the extra is not installed, when fewer than
 `Settings.min_visible` records are visible, when they are less than
 `Settings.min_share` of the indexed records (the over-fetch would approach a
-full scan), or when the filtered neighbours do not fill the pool.
+full scan), when the filtered neighbours do not fill the pool, or when the
+keyword matches are more than ``1/far_share`` of the set (computing their
+cosines would cost more than ranking everything exactly).
 
 The index is dropped with the rest of the store's ranking cache on any
 erasure (`RankCache.sync`, `RankCache.forget`), so it never holds a purged
@@ -47,10 +49,12 @@ class Settings:
     """Smaller candidate sets are ranked exactly (it is fast enough)."""
     min_share: float = 0.25
     """Visible records below this share of the indexed ones: ranked exactly."""
-    pool: int = 400
+    pool: int = 256
     """Vector neighbours ranked per query (at least 4 × k)."""
     overfetch: float = 1.5
     """Extra neighbours asked for, beyond what the visible share predicts."""
+    far_share: int = 8
+    """More keyword matches than 1/far_share of the set: exact (0: never)."""
     sample: int = 2048
     """Candidates sampled to estimate the vector rank of far keyword matches."""
     links: int = 16
@@ -151,6 +155,8 @@ def vector_pool(
     keyword matches (numpy), which join the pool."""
     np = numpy_or_none()
     n = len(cands.mems)
+    if len(keyword_at) * SETTINGS.far_share > n:  # cheaper to rank every candidate exactly
+        return None
     with index.lock:
         index.cover(cands, vecs)
         if n < SETTINGS.min_share * len(index):

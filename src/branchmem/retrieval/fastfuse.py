@@ -26,8 +26,18 @@ def competition_ranks(values: Any) -> Any:
     """1-based rank of each value, highest first, equal values sharing the best
     rank (`fusion.ranks` with ``positive_only=False``), as a numpy int array."""
     np = numpy_or_none()
-    asc = np.sort(values)
-    return len(values) - np.searchsorted(asc, values, side="right") + 1
+    n = len(values)
+    if not n:
+        return np.zeros(0, dtype=np.int64)
+    order = np.argsort(-values, kind="stable")
+    desc = values[order]
+    starts = np.empty(n, dtype=bool)  # where a run of equal values begins
+    starts[0] = True
+    np.not_equal(desc[1:], desc[:-1], out=starts[1:])
+    first = np.maximum.accumulate(np.where(starts, np.arange(n), 0))
+    out = np.empty(n, dtype=np.int64)
+    out[order] = first + 1
+    return out
 
 
 def fuse_pool(
@@ -107,7 +117,7 @@ def fuse_pool(
 
 def fuse_sparse(
     mems: Sequence[Memory],
-    keyword: dict[int, float] | None,
+    keyword: tuple[Any, Any] | None,
     vector: Any,
     weights: Weights,
     now: float,
@@ -115,18 +125,18 @@ def fuse_sparse(
     arrays: tuple[Any, Any, Any],
     scope: Any,
 ) -> list[Scored]:
-    """`fusion.fuse` of ``mems``. ``keyword``: the nonzero BM25 scores by
-    position (`KeywordIndex.sparse`) or None; ``vector``: None, a numpy array
-    of every candidate's cosine (exact), or ``(positions, cosines, ranks)``
-    of a vector pool (`ann.vector_pool`: the keyword matches it lacks are
-    not scored)."""
+    """`fusion.fuse` of ``mems``. ``keyword``: the positions and nonzero BM25
+    scores of the matches (`KeywordIndex.matches`) or None; ``vector``: None,
+    a numpy array of every candidate's cosine (exact), or ``(positions,
+    cosines, ranks)`` of a vector pool (`ann.vector_pool`: the keyword matches
+    it lacks are not scored)."""
     np = numpy_or_none()
     n = len(mems)
     kw = kr = None
     if keyword is not None:
-        hits = {i: v for i, v in keyword.items() if v > 0}
-        at = np.fromiter(hits.keys(), dtype=np.int64, count=len(hits))
-        vals = np.fromiter(hits.values(), dtype=np.float64, count=len(hits))
+        at, vals = keyword
+        keep = vals > 0
+        at, vals = at[keep], vals[keep]
         if vector is None:  # keyword only: the matches are the pool
             ranks = competition_ranks(vals)
             return fuse_pool(mems, at, vals, ranks, None, None, weights, now, limit, arrays, scope)

@@ -185,7 +185,7 @@ def rank(
             (key, tok.name),
             cands,
             lambda ms: cache.term_stats(tok, ms, epoch),
-            (lambda st: st.sparse(terms)) if large else (lambda st: st.scores(terms)),
+            (lambda st: st.matches(terms)) if large else (lambda st: st.scores(terms)),
         )
     vec: Any = None
     if emb is not None:
@@ -202,7 +202,7 @@ def rank(
             if not large:
                 return st.cosines(q)
             if index is not None:
-                at = np.fromiter(kw or (), dtype=np.int64, count=len(kw or ()))
+                at = kw[0] if kw is not None else np.zeros(0, dtype=np.int64)
                 got = ann.vector_pool(index, c, st, q, at, k)
                 if got is not None:
                     return got

@@ -62,6 +62,8 @@ class KeywordIndex(_Held):
         self.postings: dict[str, list[tuple[int, int]]] = {}
         self.lengths: list[int] = []
         self.total = 0
+        self._arrays: dict[str, tuple[int, Any, Any]] = {}  # term -> (count, positions, tfs)
+        self._lengths: tuple[int, Any] = (0, None)
 
     def add(self, stats: Sequence[TermStats]) -> None:
         postings, base = self.postings, len(self.lengths)
@@ -102,6 +104,37 @@ class KeywordIndex(_Held):
                 norm = K1 * (1 - B + B * lengths[i] / avg)
                 scores[i] = scores.get(i, 0.0) + idf * f * (K1 + 1) / (f + norm)
         return scores
+
+    def matches(self, query_terms: Sequence[str]) -> tuple[Any, Any]:
+        """The nonzero `scores` as numpy arrays (positions ascending, scores):
+        the same arithmetic, term by term in the same order, on arrays."""
+        np = numpy_or_none()
+        n = len(self.lengths)
+        terms = list(dict.fromkeys(query_terms))
+        if not n or not terms:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+        avg = self.total / n or 1.0
+        if self._lengths[0] != n:
+            self._lengths = (n, np.asarray(self.lengths, dtype=np.int64))
+        lengths = self._lengths[1]
+        scores = np.zeros(n, dtype=np.float64)
+        hit = np.zeros(n, dtype=bool)
+        for t in terms:
+            plist = self.postings.get(t)
+            if not plist:
+                continue
+            got = self._arrays.get(t)
+            if got is None or got[0] != len(plist):
+                pairs = np.asarray(plist, dtype=np.int64)
+                got = self._arrays[t] = (len(plist), pairs[:, 0].copy(), pairs[:, 1].copy())
+            _, at, f = got
+            df = len(plist)
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            norm = K1 * (1 - B + B * lengths[at] / avg)
+            scores[at] += idf * f * (K1 + 1) / (f + norm)
+            hit[at] = True
+        at = np.flatnonzero(hit)
+        return at, scores[at]
 
 
 class VectorIndex(_Held):
