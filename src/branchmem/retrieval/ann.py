@@ -137,7 +137,10 @@ class NamespaceIndex:
         np = numpy_or_none()
         n = min(n, len(self.ids))
         self.index.set_ef(max(n, 64))
-        labels, _ = self.index.knn_query(np.frombuffer(q.tobytes(), dtype=np.float32), k=n)
+        try:
+            labels, _ = self.index.knn_query(np.frombuffer(q.tobytes(), dtype=np.float32), k=n)
+        except RuntimeError:  # the graph walk found fewer than n: the caller ranks exactly
+            return []
         out: list[int] = labels[0].tolist()
         return out
 
