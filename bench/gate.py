@@ -3,7 +3,10 @@
     python bench/gate.py            # 1,000,000 events (a few minutes)
     python bench/gate.py --quick    # 100,000 events (under a minute)
     python bench/gate.py --durability-only --events 20000   # the durability figures alone
+    python bench/gate.py --single-writes   # single add_event/add_memory vs a plain INSERT
     python bench/gate.py --backend postgres --quick   # on PostgreSQL (bench/gate_postgres.py)
+    python bench/gate.py --only-forked   # the forked path alone (bench/gate_forked.py)
+    python bench/gate.py --footprint 1000000   # memory held in memory (bench/gate_footprint.py)
 
 History: chat-like; each new event answers the latest one, except about 2%
 that fork from a uniformly chosen older event (an edit or regenerate far
@@ -15,7 +18,8 @@ A second history, the forked path: each user message is answered, then the
 answer is regenerated (or the message edited) and the conversation goes on
 from the newer one, so nearly every step starts a segment. Memories sourced
 from a message and its reply (parent first) are timed against memories from
-the reply alone on the same history.
+the reply alone on the same history, and a read at its tip against the same
+read on a chain of the same messages (bench/gate_forked.py).
 
 Every figure is a ratio of two timings taken in this same run (the machine
 is shared and noisy); the medians of several repeats are compared.
@@ -59,53 +63,6 @@ def make_history(n: int, seed: int = 7) -> tuple[list[dict[str, Any]], list[dict
         src = [f"e{i}"] if i % 2 or parent_of[i] < 0 else [f"e{i}", f"e{parent_of[i]}"]
         memories.append({"id": f"m{i}", "content": f"记忆 {i}", "sources": src})
     return events, memories, f"e{tip}"
-
-
-def make_forked_path(steps: int) -> tuple[list[dict[str, Any]], list[list[str]]]:
-    """Events of the forked path, and the (message, reply) pair of each step."""
-    events: list[dict[str, Any]] = []
-    pairs = []
-    last = None
-    for i in range(steps):
-        if i % 3 == 2 and last is not None:  # an edit: the first wording, then the second
-            events.append({"id": f"u{i}a", "parent": last, "role": "user", "content": f"问 {i}"})
-        u = f"u{i}"
-        events.append({"id": u, "parent": last, "role": "user", "content": f"问题 {i}"})
-        events.append({"id": f"r{i}a", "parent": u, "role": "assistant", "content": f"答 {i}"})
-        r = f"r{i}"  # the regenerated reply the conversation continues from
-        events.append({"id": r, "parent": u, "role": "assistant", "content": f"回答 {i}"})
-        pairs.append([u, r])
-        last = r
-    return events, pairs
-
-
-def forked_path(steps: int, repeat: int) -> None:
-    """Two-source memories against one-source ones on the forked path, both backends."""
-    events, pairs = make_forked_path(steps)
-    two = [{"id": f"m{i}", "content": f"记忆 {i}", "sources": p} for i, p in enumerate(pairs)]
-    one = [{"id": f"m{i}", "content": f"记忆 {i}", "sources": p[1:]} for i, p in enumerate(pairs)]
-    print(f"forked path: {len(events):,} events, {steps:,} memories of each shape")
-    tmp = Path(tempfile.mkdtemp(prefix="branchmem-bench-"))
-    for label in ("memory", "sqlite"):
-        stores: dict[str, Store] = {}
-        for shape in ("one", "two"):
-            st = Store() if label == "memory" else Store(tmp / f"{shape}.db")
-            st.add_events(events)
-            stores[shape] = st
-        times: dict[str, list[float]] = {"two": [], "one": []}
-        for k in range(repeat):
-            # Alternating, so both shapes meet the same machine conditions.
-            for shape, mems in (("one", one), ("two", two)):
-                batch = [dict(m, id=f"{m['id']}.{k}") for m in mems]
-                t = time.perf_counter()
-                stores[shape].add_memories(batch)
-                times[shape].append(time.perf_counter() - t)
-        tip = pairs[-1][1]
-        assert len(stores["two"].memories(at=tip)) == len(stores["one"].memories(at=tip))
-        for st in stores.values():
-            st.close()
-        medians(f"{label}: two-source memories vs one-source (forked path)", times, "<= 1.5x")
-    remove_dir(tmp)
 
 
 def many_namespaces(n_ns: int, repeat: int) -> None:
@@ -258,14 +215,45 @@ def main() -> None:
     ap.add_argument(
         "--fork-steps", type=int, default=4000, help="steps of the forked path (0: skip it)"
     )
+    ap.add_argument(
+        "--fork-messages",
+        type=int,
+        default=10_000,
+        help="messages on the forked path whose reads are timed (0: skip them)",
+    )
     ap.add_argument("--only-forked", action="store_true", help="run the forked path alone")
+    ap.add_argument(
+        "--footprint",
+        type=int,
+        metavar="N",
+        help="only the memory held by N events + N memories in memory, against plain tuples",
+    )
+    ap.add_argument(
+        "--single-writes", action="store_true", help="only single add_event/add_memory calls "
+        "against a plain INSERT (bench/single_writes.py)"
+    )  # fmt: skip
     args = ap.parse_args()
+    if args.single_writes:
+        from single_writes import report
+
+        report(2000)
+        return
     n = args.events or (100_000 if args.quick else 1_000_000)
     if args.durability_only:
         durability(make_history(n)[0])
         return
-    if args.fork_steps and args.backend != "postgres":
-        forked_path(args.fork_steps, max(3, args.repeat // 2))
+    if args.footprint:
+        from gate_footprint import footprint
+
+        footprint(args.footprint)
+        return
+    if args.backend != "postgres":
+        from gate_forked import forked_path, forked_reads
+
+        if args.fork_steps:
+            forked_path(args.fork_steps, args.repeat)
+        if args.fork_messages:
+            forked_reads(args.fork_messages, args.repeat)
         many_namespaces(400, 3)
     if args.only_forked:
         return

@@ -18,6 +18,7 @@ SKIP_REASON = (
 _TABLE = re.compile(r"\b(?:FROM|JOIN|UPDATE|INTO)\s+(?!unnest\()([a-z_]+)")
 _NS_FILTER = re.compile(r"\bns = %\(ns\)s")
 _NS_VALUE = re.compile(r"\b(?:SELECT|VALUES \() ?%\(ns\)s")
+_CTE = re.compile(r"\b([a-z_]+)(?:\([a-z_, ]*\))? AS \(")  # a WITH query's name, not a table
 
 
 def examples(backend: str, n: int) -> int:
@@ -35,7 +36,8 @@ def statement_problem(sql: str, params: Mapping[str, Any]) -> str | None:
     """
     if not isinstance(params.get("ns"), str):
         return "no single namespace parameter"
-    tables = _TABLE.findall(sql)
+    ctes = set(_CTE.findall(sql))
+    tables = [t for t in _TABLE.findall(sql) if t not in ctes]
     bound = len(_NS_FILTER.findall(sql)) + (
         1 if sql.startswith("INSERT") and _NS_VALUE.search(sql) else 0
     )

@@ -30,4 +30,4 @@ def raw_state(store: Store) -> object:
             return {t: sorted(repr(r) for r in c.execute(f"SELECT * FROM {t}")) for t in tables}
     assert isinstance(b, MemoryBackend)
     spaces = {ns: repr(sorted(vars(sp).items())) for ns, sp in b._spaces.items()}
-    return spaces, b._seq, repr(b._detached)
+    return spaces, sorted(b._query_logs), repr(b._detached)

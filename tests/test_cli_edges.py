@@ -73,3 +73,50 @@ def test_bench_freeze_names_the_folder(tmp_path: Path, capsys: pytest.CaptureFix
     assert bench_main(["freeze", str(tmp_path)]) == 1
     out = capsys.readouterr().out
     assert "<folder>" not in out and str(tmp_path) in out
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"{bad", b"[{bad", b"not json at all", b'{"neither": "a known format"}', b"\xff\xfe"],
+)
+def test_a_bad_export_leaves_no_store_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes
+) -> None:
+    bad = tmp_path / "export.json"
+    bad.write_bytes(content)
+    new = tmp_path / "new.db"
+    _fails(["import", str(bad), "--db", str(new)], capsys)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["export.json"]
+
+
+def test_a_missing_export_or_bad_namespace_leaves_no_store_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = tmp_path / "conversations.json"
+    good.write_text("[]", encoding="utf-8")
+    new = tmp_path / "new.db"
+    _fails(["import", str(tmp_path / "missing.json"), "--db", str(new)], capsys)
+    _fails(["import", str(good), "--db", str(new), "--namespace", ""], capsys)
+    assert not new.exists()
+    assert main(["import", str(good), "--db", str(new)]) == 0  # a good one makes it
+    assert new.exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--principal", "alice", "--grant", "bogus"],
+        ["--principal", "alice", "--grant", "alice:write", "--grant", "x:owner"],
+        ["--principal", "alice"],  # no grant at all
+        ["--principal", "a:b", "--grant", "alice:write"],
+    ],
+)
+def test_a_bad_key_leaves_no_keys_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    db = tmp_path / "s.db"
+    _fails(["keys", "create", "--db", str(db), *argv], capsys)
+    assert list(tmp_path.iterdir()) == []
+    good = ["--principal", "alice", "--grant", "a:read"]
+    assert main(["keys", "create", "--db", str(db), *good]) == 0
+    assert (tmp_path / "s.db.keys").exists()

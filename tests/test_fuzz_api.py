@@ -9,6 +9,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -159,3 +160,28 @@ def test_weights_refuse_what_is_not_a_number_in_range(field: str, value: Any) ->
     except BranchmemError:
         return
     assert math.isfinite(getattr(w, field))
+
+
+ANCHOR_CALLS: list[tuple[str, Callable[[Store, Any], Any]]] = [
+    ("memories", lambda s, a: s.memories(at=a)),
+    ("visible", lambda s, a: s.visible("m1", at=a)),
+    ("explain", lambda s, a: s.explain("m1", at=a)),
+    ("path", lambda s, a: s.path(a)),
+    ("search", lambda s, a: s.search("花生", at=a, embedder="hashing")),
+    ("conflicts", lambda s, a: s.conflicts(at=a)),
+    ("create_branch", lambda s, a: s.create_branch("b2", at=a)),
+    ("merge", lambda s, a: s.merge(a, "main")),
+]
+
+
+@pytest.mark.parametrize("at", ["\ud800", ["e1", "\ud800"]], ids=["one", "chain"])
+@pytest.mark.parametrize(("name", "call"), ANCHOR_CALLS, ids=[n for n, _ in ANCHOR_CALLS])
+def test_an_anchor_utf8_cannot_hold_is_bad_input(
+    store: Store, name: str, call: Callable[[Store, Any], Any], at: Any
+) -> None:
+    # A lone surrogate reached SQLite's encoder (UnicodeEncodeError) before it was checked.
+    _seed(store)
+    before = raw_state(store)
+    with pytest.raises(BranchmemError):
+        call(store, at)
+    assert raw_state(store) == before

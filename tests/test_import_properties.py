@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from branchmem import Store
@@ -46,6 +46,8 @@ FIXTURE_OK = settings(
 
 @FIXTURE_OK
 @given(trees())
+# current_node is the structural root, and the only message has only a structural child
+@example(({"n0": None, "n1": "n0", "n2": "n1"}, "n0", ["n0", "n2"], ["n0", "n1", "n2"]))
 def test_random_chatgpt_trees_import_exactly(
     make_store: Callable[[], Store], tmp_path: Path, tree: Any
 ) -> None:

@@ -147,6 +147,17 @@ def test_a_re_add_that_changes_nothing_writes_no_audit_line(store: Store) -> Non
     assert store.audit() == before
     store.add_events([{"id": "e1"}, {"id": "e3", "parent": "e1"}])  # one is new
     assert len(store.audit()) == len(before) + 1
+    store.retract("m1", sources=["e2"], id="r1")
+    store.create_branch("main", at="e2")
+    store.snapshot("main", "v1")
+    before = store.audit()
+    store.add_memories([{"content": "x", "sources": ["e1"], "id": "m1"}])
+    store.retract("m1", sources=["e2"], id="r1")  # the same retraction again
+    store.snapshot("main", "v1")
+    store.set_branch("main", "e2")  # where it is already
+    store.add_events([])
+    store.add_memories([])
+    assert store.audit() == before
 
 
 def test_audit_seq_counts_within_the_namespace(store: Store) -> None:

@@ -4,6 +4,7 @@ HTTP API: the same code, the same results, the same exception classes."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -24,18 +25,24 @@ from branchmem.server.errors import Forbidden, UnknownNamespace
 from server_fixtures import make_served
 
 
-@pytest.fixture(params=["embedded", "remote"])
-def any_store(request: pytest.FixtureRequest) -> Iterator[Any]:
-    if request.param == "embedded":
+@contextmanager
+def opened(kind: str, grants: list[str] | None = None) -> Iterator[Any]:
+    """An embedded `Store`, or a `RemoteStore` served to a key with ``grants``
+    (default: the owner's, admin of the default namespace)."""
+    if kind == "embedded":
         with Store() as s:
             yield s
         return
     served = make_served()
-    remote = RemoteStore(
-        "http://testserver", api_key=served.key["owner"], http_client=served.client
-    )
-    yield remote
+    key = served.key["owner"] if grants is None else served.keys.create("test", grants)[1]
+    yield RemoteStore("http://testserver", api_key=key, http_client=served.client)
     served.store.close()
+
+
+@pytest.fixture(params=["embedded", "remote"])
+def any_store(request: pytest.FixtureRequest) -> Iterator[Any]:
+    with opened(request.param) as s:
+        yield s
 
 
 def test_the_edit_scenario(any_store: Any) -> None:
@@ -164,8 +171,10 @@ def test_remote_only_errors() -> None:
 
 
 def test_remote_store_has_every_public_method_of_store() -> None:
-    # the redactor is the served store's (branchmem serve --redact), not the client's
-    public = {n for n in dir(Store) if not n.startswith("_")} - {"redactor"}
+    # the redactor is the served store's (branchmem serve --redact), not the client's;
+    # so is its file's write-ahead log (the server's writes and close truncate it)
+    served = {"redactor", "checkpoint", "erasure_pending"}
+    public = {n for n in dir(Store) if not n.startswith("_")} - served
     assert public <= {n for n in dir(RemoteStore) if not n.startswith("_")}
 
 
@@ -192,3 +201,37 @@ def test_import_export(any_store: Any) -> None:
     assert [c.added for c in report.conversations] == [6, 5, 1]
     assert any_store.branch_head("conv/6630a1b2-0000-4000-8000-000000000001") == "a2b"
     assert [c.added for c in any_store.import_export(data).conversations] == [0, 0, 0]
+
+
+@pytest.fixture(params=["embedded", "remote"])
+def two_namespaces(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A store, embedded or served to a key that may write alice and bob."""
+    with opened(request.param, ["alice:write", "bob:write"]) as s:
+        yield s
+
+
+def test_batches_across_namespaces_keep_their_order(two_namespaces: Any) -> None:
+    # One request per namespace; the answers come back in the order given.
+    s = two_namespaces
+    done = s.add_events(
+        [
+            {"id": "a1", "namespace": "alice"},
+            {"id": "b1", "namespace": "bob"},
+            {"id": "a2", "parent": "a1", "namespace": "alice"},
+        ]
+    )
+    assert [(e.id, e.namespace, e.parents) for e in done] == [
+        ("a1", "alice", ()),
+        ("b1", "bob", ()),
+        ("a2", "alice", ("a1",)),
+    ]
+    mems = s.add_memories(
+        [
+            {"content": "B", "sources": ["b1"], "namespace": "bob", "id": "mb"},
+            {"content": "A", "sources": ["a2"], "namespace": "alice", "id": "ma"},
+            {"content": "B2", "sources": ["b1"], "namespace": "bob", "id": "mb2"},
+        ]
+    )
+    assert [(m.id, m.namespace) for m in mems] == [("mb", "bob"), ("ma", "alice"), ("mb2", "bob")]
+    assert [m.id for m in s.memories(at="b1", namespace="bob")] == ["mb", "mb2"]
+    assert [m.id for m in s.memories(at="a2", namespace="alice")] == ["ma"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any
 
 import pytest
@@ -45,7 +46,7 @@ def outcome(fn: Any, item: Any) -> Any:
         ev = fn(item)
     except Exception as exc:  # the same error, with the same words
         return type(exc), str(exc)
-    return ev, ev.__dict__
+    return ev, {f.name: getattr(ev, f.name) for f in fields(ev)}
 
 
 @settings(max_examples=600, deadline=None)

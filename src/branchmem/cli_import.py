@@ -8,8 +8,9 @@ import sys
 import time
 from typing import Any
 
-from .importers import FORMATS
+from .importers import FORMATS, import_export, read_export
 from .store import Store
+from .validate import check_namespace
 
 
 def register(sub: Any) -> None:
@@ -35,13 +36,12 @@ def register(sub: Any) -> None:
 
 def _import(args: argparse.Namespace) -> int:
     bar = _Bar() if sys.stderr.isatty() and not args.json else None
+    # The export and the namespace are checked before the store is opened: a bad
+    # one leaves no new store file behind.
+    namespace = check_namespace(args.namespace)
+    export = read_export(args.file if len(args.file) > 1 else args.file[0], args.format)
     with Store(args.db) as store:
-        report = store.import_export(
-            args.file if len(args.file) > 1 else args.file[0],
-            format=args.format,
-            namespace=args.namespace,
-            progress=bar,
-        )
+        report = import_export(store, export, namespace=namespace, progress=bar)
     if bar is not None:
         bar.close()
     if args.json:

@@ -89,6 +89,9 @@ def _keys(db: str) -> Any:
 
 
 def cmd_keys_create(args: argparse.Namespace) -> int:
+    from .server.auth import check_new_key
+
+    check_new_key(args.principal, args.grant)  # before the keys file is made
     info, key = _keys(args.db).create(args.principal, args.grant)
     print(f"key {info.id} for {info.principal}: {', '.join(map(str, info.grants))}")
     print("store it now; it is not shown again:")

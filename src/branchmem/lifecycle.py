@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, cast
 from .backends.base import LifeRow
 from .branches import check_actor, log
 from .errors import InvalidInput, UnknownAnchor, UnknownMemory
-from .model import Memory
+from .model import Memory, set_fresh
 from .validate import check_ids, check_name, check_namespace, check_time, show
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ class Policy:
         ttl = self.ttls.get(m.kind)
         if ttl is None or m.expires_at is not None:
             return m
-        m.__dict__["expires_at"] = m.created_at + ttl  # a fresh, not yet shared object
+        set_fresh(m, expires_at=m.created_at + ttl)
         return m
 
     def score(self, m: Memory, now: float, life: LifeRow | None = None) -> float:

@@ -17,22 +17,31 @@ A whole-namespace purge detaches the namespace's audit lines from its name:
 they stay in the file (ops, times, actors and ids) under an internal number
 that no name leads to any more.
 
+The query logs that searches of the store wrote to (``search(..., log=)``)
+lose the searches of a purged namespace, and those that returned a purged
+record: the store remembers its logs (see `branchmem.retrieval.querylog`),
+and ``query_logs=`` names more.
+
 On SQLite a purge runs with ``secure_delete`` on (freed bytes are zeroed) and
 checkpoints the write-ahead log afterwards, truncating it, so the erased text
-is in neither file (see `branchmem.backends.sqlite`).
+is in neither file. A read on another connection can hold the truncation
+back: then `PurgeOps.erasure_pending` is true, and the next write,
+`PurgeOps.checkpoint` or ``close`` (in any process) finishes it.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+from .backends.base import LogFile
 from .branch_types import CONFLICT
 from .branches import check_actor, log
 from .errors import InvalidInput, UnknownEvent, UnknownMemory, UnknownNamespace
 from .model import Memory
-from .retrieval.querylog import QueryLog
+from .retrieval.querylog import QueryLog, logs_of
 from .validate import check_ids, check_namespace, show
 
 if TYPE_CHECKING:
@@ -60,7 +69,8 @@ class PurgeOps:
         ones (their retractions, conflicts naming them) go too.
         ``whole_namespace=True`` deletes the namespace's events, records,
         branches, snapshots and name (its audit log stays, detached).
-        ``query_logs`` (`QueryLog` objects or paths) lose, after the purge, the
+        After the purge, the store's query logs (every log its searches wrote
+        to) and ``query_logs`` (more `QueryLog` objects or paths) lose the
         searches of the namespace that returned a purged record (every search
         of the namespace for ``whole_namespace``): see `QueryLog.purge`.
 
@@ -78,25 +88,25 @@ class PurgeOps:
         ev_ids = check_ids(events, "event id")
         mem_ids = check_ids(memories, "memory id")
         actor = check_actor(actor)
-        logs = _query_logs(query_logs)
+        extra = _query_logs(query_logs)
         if whole_namespace and (ev_ids or mem_ids):
             raise InvalidInput("pass whole_namespace=True alone, or ids to purge, not both")
         if not whole_namespace and not ev_ids and not mem_ids:
             raise InvalidInput("name something to purge: events=[...], memories=[...] or "
                                "whole_namespace=True")  # fmt: skip
         now = s._clock()
-        with s._b.transaction():
-            if whole_namespace:
+        if whole_namespace:
+            with s._b.transaction():
                 if not s._b.audit(ns, None):  # every write logs a line: nothing was ever here
                     raise UnknownNamespace(ns)
                 # Logged first, under the namespace's internal number, which the
                 # drop then detaches from the name: the line names no one.
                 log(s, ns, "purge_namespace", [], actor, now)
                 s._b.drop_namespace(ns)
-                _forget(s, ns, None)
-                for ql in logs:
-                    ql.purge(namespace=ns)
-                return [ns]
+            _forget(s, ns, None)
+            _purge_logs(s, extra, ns, None)
+            return [ns]
+        with s._b.transaction():
             found = s._b.get_events(ns, ev_ids)
             for e in ev_ids:
                 if e not in found:
@@ -129,9 +139,23 @@ class PurgeOps:
             removed = ev_ids + doomed_ids
             log(s, ns, "purge", removed, actor, now)
         _forget(s, ns, doomed_ids)
-        for ql in logs:
-            ql.purge(namespace=ns, ids=doomed_ids)
+        _purge_logs(s, extra, ns, doomed_ids)
         return removed
+
+    def checkpoint(self) -> bool:
+        """On SQLite, copy the write-ahead log into the store file and truncate
+        it, finishing a purge whose truncation a reader held back. True when it
+        was complete (no other connection's read held it back); always True
+        on backends without a log file of their own."""
+        b = cast("Store", self)._b
+        return b.checkpoint() if isinstance(b, LogFile) else True
+
+    def erasure_pending(self) -> bool:
+        """Does the SQLite write-ahead log (may) still hold bytes of a purge,
+        because another connection was reading? The next write, `checkpoint`
+        or ``close`` (of any store on the file) truncates it then."""
+        b = cast("Store", self)._b
+        return b.erasure_pending() if isinstance(b, LogFile) else False
 
 
 def _query_logs(logs: object) -> list[QueryLog]:
@@ -148,6 +172,18 @@ def _query_logs(logs: object) -> list[QueryLog]:
         else:
             raise InvalidInput(f"query_logs holds {show(q)}; pass QueryLog objects or paths")
     return out
+
+
+def _purge_logs(s: Store, extra: list[QueryLog], ns: str, ids: list[str] | None) -> None:
+    """Purge the store's own query logs and ``extra``, each file once."""
+    seen: set[Path] = set()
+    for ql in [*logs_of(s), *extra]:
+        where = ql.path.resolve()
+        if where in seen:
+            continue
+        seen.add(where)
+        if ql in extra or where.is_file():  # a remembered log may since be gone
+            ql.purge(namespace=ns, ids=ids)
 
 
 def _copies(s: Store, ns: str, mems: list[Memory], erased: list[str]) -> list[str]:

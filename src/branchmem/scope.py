@@ -32,7 +32,7 @@ from .branch_types import CONFLICT
 from .errors import InvalidInput
 from .lifecycle import anchor_as_of
 from .lineage import row_in_ranges
-from .model import RETRACTION, Memory
+from .model import RETRACTION, Memory, memory_with
 from .validate import show
 
 if TYPE_CHECKING:
@@ -40,17 +40,12 @@ if TYPE_CHECKING:
 
 
 _SEQ = attrgetter("seq")
-_new = object.__new__
 _set = object.__setattr__
 
 
 def with_via(m: Memory, via: str) -> Memory:
     """A copy of ``m`` with ``via`` set (stored rows are shared, so never mutated)."""
-    out: Memory = _new(Memory)
-    d = m.__dict__.copy()
-    d["via"] = via
-    _set(out, "__dict__", d)
-    return out
+    return memory_with(m, via=via)
 
 
 class ViaCopies:
@@ -113,7 +108,7 @@ class ViaCopies:
 def tag_fresh(items: list[Memory], via: str) -> list[Memory]:
     """Set ``via`` on records built for this read alone (nobody else holds them)."""
     for m in items:
-        m.__dict__["via"] = via
+        _set(m, "via", via)
     return items
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from .errors import InvalidInput
-from .model import KINDS, ROLES, Event, Memory, normalize_parents
+from .model import KINDS, ROLES, Event, Memory, make_event, normalize_parents, set_fresh
 
 MAX_ID_LEN = 512
 
@@ -174,7 +174,6 @@ _MEMORY_KEYS = frozenset(
 
 
 _ROLES = frozenset(ROLES)
-_new = object.__new__
 
 
 def events_from(items: list[Any], now: float) -> list[Event]:
@@ -182,9 +181,10 @@ def events_from(items: list[Any], now: float) -> list[Event]:
     most one parent, a known role, text content, the default namespace and no
     meta) is checked in this loop; anything else goes through `event_from`."""
     keys_ok = _EVENT_KEYS.issuperset
-    roles, max_len, new, slow = _ROLES, MAX_ID_LEN, _new, event_from
+    roles, max_len, make, slow = _ROLES, MAX_ID_LEN, make_event, event_from
     out: list[Event] = []
     append = out.append
+    seen: dict[str, str] = {}  # a parent earlier in the batch: its own id string, kept once
     for item in items:
         if type(item) is not dict or not keys_ok(item):
             append(slow(item, now))
@@ -216,21 +216,12 @@ def events_from(items: list[Any], now: float) -> list[Event]:
             and parent.isprintable()
             and not parent.isspace()
         ):
-            parents = (parent,)
+            parents = (seen.get(parent, parent),)
         else:
             append(slow(item, now))
             continue
-        ev: Event = new(Event)  # make_event, inlined: once per event of every import
-        ev.__dict__.update(
-            id=eid,
-            parents=parents,
-            role=role,
-            content=content,
-            namespace="default",
-            meta=None,
-            created_at=now,
-        )
-        append(ev)
+        seen[eid] = eid
+        append(make(eid, parents, role, content, "default", None, now))
     return out
 
 
@@ -319,7 +310,7 @@ def memory_from(item: Any, now: float, new_id: Callable[[], str]) -> Memory:
             f"valid_from ({vfrom}) is after valid_to ({vto}); the fact must hold for "
             "some time, so swap them or drop one"
         )
-    mem.__dict__.update(expires_at=expires, valid_from=vfrom, valid_to=vto)
+    set_fresh(mem, expires_at=expires, valid_from=vfrom, valid_to=vto)
     return mem
 
 
@@ -375,3 +366,13 @@ def check_name(value: Any, what: str = "branch name") -> str:
             "use names like 'user_001/session_abc/task'"
         )
     return value
+
+
+def check_batch(items: Any, method: str, what: str) -> list[Any]:
+    """A batch argument as a list; one item, or a non-iterable, is refused."""
+    if isinstance(items, (str, bytes, Mapping, Event, Memory)) or not isinstance(items, Iterable):
+        raise InvalidInput(
+            f"{method}() takes a list of {what} dicts, got {type(items).__name__} "
+            f"{show(items)}; wrap a single {what} in a list"
+        )
+    return list(items)

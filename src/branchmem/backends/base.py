@@ -135,6 +135,11 @@ class Backend(Protocol):
     # events -----------------------------------------------------------------
     def get_events(self, ns: str, ids: Iterable[str]) -> dict[str, EventRow]: ...
 
+    def event_positions(self, ns: str, ids: Iterable[str]) -> dict[str, Pos | None]:
+        """Positions of the stored events among ``ids`` (None while one waits):
+        `get_events` without building the events, for writes that need only where."""
+        ...
+
     def insert_events(self, ns: str, rows: list[EventRow]) -> None:
         """Store new events; raise `DuplicateIds` (writing nothing) if any id exists."""
         ...
@@ -154,6 +159,13 @@ class Backend(Protocol):
     # segments ---------------------------------------------------------------
     def segment_parents(self, ns: str, segs: Iterable[int]) -> dict[int, tuple[Pos, ...]]:
         """Fork points of each segment (immutable once written, so cacheable)."""
+        ...
+
+    def segment_ancestry(self, ns: str, segs: Iterable[int]) -> dict[int, tuple[Pos, ...]]:
+        """Fork points of ``segs``, and of any segments above them that come in
+        the same round trip (a database fetches all of them in one recursive
+        statement): a cold walk up a long forked path then costs one query, not
+        one per fork. Callers use what is returned and ask again for the rest."""
         ...
 
     def segment_tips(self, ns: str, segs: Iterable[int]) -> dict[int, int]: ...
@@ -301,3 +313,37 @@ class VectorStore(Protocol):
         ...
 
     def transaction(self) -> AbstractContextManager[None]: ...
+
+
+@runtime_checkable
+class QueryLogRegistry(Protocol):
+    """Optional (found with ``isinstance``): the query logs that searches of
+    this store wrote to, kept with the store so that a purge in any later
+    process reaches them (`branchmem.purge`). Paths are absolute."""
+
+    def query_logs(self) -> list[str]: ...
+
+    def add_query_log(self, path: str) -> None:
+        """Remember ``path`` (inside `transaction`; a known path is a no-op)."""
+        ...
+
+    def transaction(self) -> AbstractContextManager[None]: ...
+
+    def reading(self) -> AbstractContextManager[None]: ...
+
+
+@runtime_checkable
+class LogFile(Protocol):
+    """Optional (found with ``isinstance``): a backend whose write-ahead log is a
+    file next to the store (SQLite). After a purge the log may still hold the
+    erased bytes while another connection reads; `erasure_pending` says so
+    until `checkpoint` (tried again after every write and at close) has
+    copied the log into the file and truncated it."""
+
+    def checkpoint(self) -> bool:
+        """Copy the log into the file and truncate it; True if it was complete."""
+        ...
+
+    def erasure_pending(self) -> bool:
+        """Does the log (may) still hold bytes of a purge?"""
+        ...

@@ -10,7 +10,7 @@ from dataclasses import replace
 from itertools import islice
 
 from ..branch_types import AuditEntry, HeadMove, Snapshot
-from ..model import Memory
+from ..model import Memory, make_event, memory_with
 from .base import (
     BranchRow,
     DuplicateIds,
@@ -43,6 +43,7 @@ class _Space:
         self.audit: list[AuditEntry] = []
         self.life: dict[str, LifeRow] = {}
         self.timed = 0  # records with expires_at, valid_from or valid_to
+        self.top = 0  # the highest record seq (seqs count within the namespace)
         self.vectors: dict[str, dict[str, tuple[str, bytes]]] = {}  # embedder -> id -> vec
 
 
@@ -61,10 +62,10 @@ class MemoryBackend:
     def __init__(self) -> None:
         self._spaces: dict[str, _Space] = {}
         self._lock = threading.RLock()
-        self._seq = 0
         self._writes = 0
         self._erasures = 0
         self._detached: list[list[AuditEntry]] = []  # audit logs of dropped namespaces
+        self._query_logs: set[str] = set()
 
     def _read(self, ns: str) -> _Space:
         # Reads of an unknown namespace see an empty space and create nothing.
@@ -100,6 +101,10 @@ class MemoryBackend:
         events = self._read(ns).events
         return {i: r for i in ids if (r := events.get(i)) is not None}
 
+    def event_positions(self, ns: str, ids: Iterable[str]) -> dict[str, Pos | None]:
+        events = self._read(ns).events
+        return {i: r.pos for i in ids if (r := events.get(i)) is not None}
+
     def insert_events(self, ns: str, rows: list[EventRow]) -> None:
         sp = self._space(ns)
         # Copies, so that rows a planner still holds never alias stored state.
@@ -107,7 +112,16 @@ class MemoryBackend:
         if any(r.event.id in events for r in rows):
             raise DuplicateIds(ns)
         for r in rows:
-            events[r.event.id] = EventRow(r.event, r.pos)
+            ev = r.event
+            if ev.parents:
+                # A parent's id as the stored event's own string: one copy of each id.
+                ps = ev.parents
+                same = tuple([s.event.id if (s := events.get(p)) is not None else p for p in ps])
+                if any(a is not b for a, b in zip(same, ps, strict=True)):
+                    ev = make_event(
+                        ev.id, same, ev.role, ev.content, ev.namespace, ev.meta, ev.created_at
+                    )
+            events[ev.id] = EventRow(ev, r.pos)
 
     def set_event_positions(self, ns: str, positions: list[tuple[str, Pos]]) -> None:
         sp = self._space(ns)
@@ -135,6 +149,8 @@ class MemoryBackend:
         sp = self._read(ns).seg_parents
         return {s: sp[s] for s in segs}
 
+    segment_ancestry = segment_parents  # nothing to save: every lookup is a dict's
+
     def segment_tips(self, ns: str, segs: Iterable[int]) -> dict[int, int]:
         tips = self._read(ns).tips
         return {s: tips[s] for s in segs}
@@ -156,10 +172,15 @@ class MemoryBackend:
 
     def insert_records(self, ns: str, rows: list[RecordRow]) -> list[Memory]:
         sp = self._space(ns)
+        events = sp.events
         out = []
         for r in rows:
-            self._seq += 1
-            m = replace(r.memory, seq=self._seq)
+            sp.top += 1  # numbered within the namespace, like the SQL backends
+            # Sources as the stored events' own id strings: one copy of each id.
+            srcs = tuple(
+                [e.event.id if (e := events.get(s)) is not None else s for s in r.memory.sources]
+            )
+            m = memory_with(r.memory, seq=sp.top, sources=srcs)
             row = RecordRow(m, None, ())
             sp.records[m.id] = row
             if m.expires_at is not None or m.valid_from is not None or m.valid_to is not None:
@@ -193,17 +214,24 @@ class MemoryBackend:
     def records_in_ranges(
         self, ns: str, ranges: Ranges, after: Ranges | None = None
     ) -> Iterator[RecordRow]:
-        index = self._read(ns).index
+        get = self._read(ns).index.get
+        # One flat list, extended in C. On a long forked path there is a range
+        # per fork, most of them a segment's every row: a slice or an iterator
+        # per fork made the read several times slower.
+        out: list[RecordRow] = []
+        add = out.extend
+        if after:
+            for seg, upto in ranges.items():
+                if (entry := get(seg)) is not None:
+                    seqs, rows = entry
+                    lo = bisect_right(seqs, after.get(seg, -1))
+                    add(rows[lo : bisect_right(seqs, upto)])
+            return iter(out)
         for seg, upto in ranges.items():
-            entry = index.get(seg)
-            if entry is None:
-                continue
-            seqs, rows = entry
-            n = bisect_right(seqs, upto)
-            if after and (lo := after.get(seg, -1)) >= 0:
-                yield from rows[bisect_right(seqs, lo) : n]
-            else:
-                yield from rows[:n]
+            if (entry := get(seg)) is not None:
+                seqs, rows = entry
+                add(rows if seqs and seqs[-1] <= upto else rows[: bisect_right(seqs, upto)])
+        return iter(out)
 
     def retractions_of(self, ns: str, target_ids: Iterable[str]) -> list[RecordRow]:
         sp = self._read(ns)
@@ -327,6 +355,8 @@ class MemoryBackend:
             sp.index[seg] = ([q for q, _ in keep], [r for _, r in keep])
         for rid in ids:
             sp.by_target.pop(rid, None)
+        # The next seq follows the highest one left (as max(seq) + 1 does in SQL).
+        sp.top = max((r.memory.seq for r in sp.records.values()), default=0)
         for ev, recs in list(sp.record_waits.items()):
             sp.record_waits[ev] = [r for r in recs if r not in gone]
 
@@ -375,3 +405,10 @@ class MemoryBackend:
     def audit(self, ns: str, since: float | None) -> list[AuditEntry]:
         log = self._read(ns).audit
         return list(log) if since is None else [e for e in log if e.at >= since]
+
+    # query logs ---------------------------------------------------------------
+    def query_logs(self) -> list[str]:
+        return sorted(self._query_logs)
+
+    def add_query_log(self, path: str) -> None:
+        self._query_logs.add(path)

@@ -4,7 +4,7 @@ Each store records the versions applied to it in a ``schema_version`` table.
 Opening an older store applies the missing steps in one transaction; opening
 a newer one is refused, because this code cannot know what the newer columns
 mean. Steps are plain statement lists per dialect, numbered from the version
-they produce.
+they produce; a version that changes nothing in one dialect has no step there.
 """
 
 from __future__ import annotations
@@ -13,15 +13,15 @@ from collections.abc import Mapping, Sequence
 
 from ..errors import StorageError
 
-CURRENT = 3
-"""The schema version this code reads and writes."""
+CURRENT = 4
+"""The schema version this code reads and writes (both SQL backends)."""
 
 
 def steps_to_apply(found: int, where: str) -> range:
     """Versions to apply to a store at version ``found`` (empty when current).
 
     >>> list(steps_to_apply(2, "x"))
-    [3]
+    [3, 4]
     """
     if found > CURRENT:
         raise StorageError(
@@ -43,6 +43,6 @@ def plan(
     the statements, in order (the missing steps, then ``schema``'s idempotent
     ``CREATE ... IF NOT EXISTS`` statements), and the versions to record."""
     todo = [] if found is None else list(steps_to_apply(found, where))
-    stmts = [stmt for v in todo for stmt in steps[v]]
+    stmts = [stmt for v in todo for stmt in steps.get(v, ())]
     stmts += [stmt for stmt in schema.split(";\n") if stmt.strip()]
     return stmts, todo if found is not None else [CURRENT]

@@ -73,6 +73,10 @@ class PostgresBackend(PgConnection):
         sql = f"SELECT {EVENT_COLS} FROM events WHERE ns = %(ns)s AND id = ANY(%(ids)s)"
         return {r[0]: event_from_row(ns, r) for r in self._ids(sql, ns, ids)}
 
+    def event_positions(self, ns: str, ids: Iterable[str]) -> dict[str, Pos | None]:
+        sql = "SELECT id, seg, seq FROM events WHERE ns = %(ns)s AND id = ANY(%(ids)s)"
+        return {r[0]: (r[1], r[2]) if r[1] is not None else None for r in self._ids(sql, ns, ids)}
+
     def insert_events(self, ns: str, rows: list[EventRow]) -> None:
         if not rows:
             return
@@ -131,10 +135,25 @@ class PostgresBackend(PgConnection):
 
     # segments -----------------------------------------------------------------
     def segment_parents(self, ns: str, segs: Iterable[int]) -> dict[int, tuple[Pos, ...]]:
+        sql = "SELECT seg, parents FROM segments WHERE ns = %(ns)s AND seg = ANY(%(segs)s)"
+        return self._segments(sql, ns, segs)
+
+    def segment_ancestry(self, ns: str, segs: Iterable[int]) -> dict[int, tuple[Pos, ...]]:
+        # Every segment above, in one statement (the cache lasts one transaction).
+        sql = (
+            "WITH RECURSIVE up(seg) AS (SELECT unnest(%(segs)s::int8[]) UNION "
+            "SELECT (f.value->>0)::int8 FROM up JOIN segments s ON s.ns = %(ns)s "
+            "AND s.seg = up.seg, jsonb_array_elements(s.parents::jsonb) AS f(value)) "
+            "SELECT s.seg, s.parents FROM up JOIN segments s ON s.ns = %(ns)s AND s.seg = up.seg"
+        )
+        return self._segments(sql, ns, segs)
+
+    def _segments(self, sql: str, ns: str, segs: Iterable[int]) -> dict[int, tuple[Pos, ...]]:
+        """Fork points of ``segs`` from the cache, the rest (and whatever else
+        ``sql`` returns, as ``seg, parents`` rows) fetched and cached."""
         cache = self._seg_cache
         out, missing = cached_segments(cache, ns, segs)
         if missing:
-            sql = "SELECT seg, parents FROM segments WHERE ns = %(ns)s AND seg = ANY(%(segs)s)"
             for seg, parents in self._q(sql, {"ns": ns, "segs": missing}):
                 val = load_positions(parents)
                 if len(cache) < 1_000_000:

@@ -17,7 +17,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +74,13 @@ def _check_existing_store(p: Path) -> None:
         )
 
 
+ERASE_WAIT = 0.5
+"""Seconds a purge (and `SQLiteBackend.checkpoint`, `close`) waits for other
+connections' reads to let the write-ahead log be truncated."""
+
+_COUNTERS = "SELECT key, value FROM store_info WHERE key IN ('erasures', 'log_clean')"
+
+
 class SQLiteBackend(GraphTables, MetaTables):
     """One SQLite file (created if missing). Thread-safe through one lock.
 
@@ -81,8 +88,11 @@ class SQLiteBackend(GraphTables, MetaTables):
     (``BEGIN IMMEDIATE``) and only immutable facts (segment fork points,
     namespace ids) are cached in process. They are immutable until an erasure
     (a namespace dropped and rebuilt reuses segment numbers), so every
-    transaction starts by reading the store's erasure counter (`_sync`) and
-    drops them when another connection has moved it.
+    transaction starts by checking SQLite's ``data_version`` (`_sync`): when
+    another connection committed since, it reads the store's erasure counter
+    and drops them if that moved. A few facts hold only while no other
+    connection writes (a namespace's last record seq, the absence of waiting
+    events or records); they go whenever ``data_version`` moves.
     """
 
     shares_rows = False
@@ -145,19 +155,36 @@ class SQLiteBackend(GraphTables, MetaTables):
         self._depth = 0
         self._ns_ids: dict[str, int] = {}
         self._seg_cache: dict[tuple[int, int], tuple[Pos, ...]] = {}
+        self._top: dict[int, int] = {}
+        self._no_waits: set[int] = set()
+        self._no_record_waits: set[int] = set()
         # Generation: a count of changes seen (our commits, and data_version moves
         # for everyone else's) and the stored erasure counter as last read.
         self._writes = 0
         self._data_version = -1
         self._erasures = -1
         self._erasing = False  # does the open write transaction delete or blank rows?
+        # Erasures up to this count are out of the write-ahead log (see _finish_erasure).
+        self._log_clean = 0
 
     # coherence ----------------------------------------------------------------
-    def _sync(self) -> None:
-        """Check the caches against the file (other connections may have written)."""
-        row = self._db.execute("SELECT value FROM store_info WHERE key='erasures'").fetchone()
-        erasures = int(row[0]) if row is not None else 0
-        (version,) = self._db.execute("PRAGMA data_version").fetchone()
+    def _sync(self, locked: bool = False) -> None:
+        """Check the caches against the file (other connections may have written).
+
+        ``locked``: inside ``BEGIN IMMEDIATE``, where no one else can commit, so
+        an unmoved ``data_version`` (no other connection committed since the
+        last look) spares reading the counters: a single write costs one
+        statement less. A read first starts its snapshot, then compares.
+        """
+        if locked:
+            (version,) = self._db.execute("PRAGMA data_version").fetchone()
+            if version == self._data_version:
+                return
+        counters = dict(self._db.execute(_COUNTERS).fetchall())
+        if not locked:
+            (version,) = self._db.execute("PRAGMA data_version").fetchone()
+        erasures = int(counters.get("erasures", 0))
+        self._log_clean = int(counters.get("log_clean", 0))
         if erasures != self._erasures:
             self._ns_ids.clear()
             self._seg_cache.clear()
@@ -165,6 +192,13 @@ class SQLiteBackend(GraphTables, MetaTables):
         if version != self._data_version:
             self._data_version = version
             self._writes += 1
+            self._forget_volatile()
+
+    def _forget_volatile(self) -> None:
+        """Drop what holds only while no other connection writes."""
+        self._top.clear()
+        self._no_waits.clear()
+        self._no_record_waits.clear()
 
     def generation(self) -> Generation:
         with self._lock:
@@ -198,7 +232,7 @@ class SQLiteBackend(GraphTables, MetaTables):
                 raise ReadOnlyStore(self.path)
             try:
                 self._db.execute(begin)
-                self._sync()
+                self._sync(locked=begin != "BEGIN")
             except sqlite3.Error as exc:
                 if self._db.in_transaction:
                     self._db.execute("ROLLBACK")
@@ -228,29 +262,83 @@ class SQLiteBackend(GraphTables, MetaTables):
                 if self._erasing:
                     self._erasing = False
                     self._erasures += 1
-                    self._after_erasure()
+                    self._db.execute("PRAGMA secure_delete=OFF")
+                    self._finish_erasure(ERASE_WAIT)
+                elif self._erasures > self._log_clean:
+                    self._finish_erasure(0.0)  # left by an earlier purge: try again
 
-    def _after_erasure(self) -> None:
+    def _finish_erasure(self, wait: float) -> bool:
         """Older copies of erased rows live on in the write-ahead log: copy it into
-        the file and truncate it. A reader on another connection can hold the
-        checkpoint back; then the next purge (or `checkpoint`) finishes it."""
-        self._db.execute("PRAGMA secure_delete=OFF")
-        self.checkpoint()
+        the file and truncate it, waiting up to ``wait`` seconds for other
+        connections' reads to move past it. Complete, the count of erasures out
+        of the log (``log_clean`` in ``store_info``) catches up; held back, the
+        erasure stays pending (`erasure_pending`), in the file for every
+        connection, and the next write, `checkpoint` or `close` tries again."""
+        done = self._erasures
+        with self._waiting(wait):
+            if not self._truncate():
+                return False
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                self._db.execute(
+                    "INSERT INTO store_info VALUES ('log_clean', ?1) ON CONFLICT (key) "
+                    "DO UPDATE SET value = max(CAST(value AS INTEGER), ?1)",
+                    (str(done),),
+                )
+                self._db.execute("COMMIT")
+            except sqlite3.Error:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                return False
+            self._log_clean = max(self._log_clean, done)
+            # That commit logged one store_info page (no erased text): truncate again.
+            self._truncate()
+        return True
+
+    @contextmanager
+    def _waiting(self, wait: float) -> Iterator[None]:
+        """Wait at most ``wait`` seconds for other connections (not the store's
+        whole busy timeout) in this block."""
+        self._db.execute(f"PRAGMA busy_timeout={int(wait * 1000)}")
+        try:
+            yield
+        finally:
+            self._db.execute(f"PRAGMA busy_timeout={int(self.busy_timeout * 1000)}")
+
+    def _truncate(self) -> bool:
+        """``wal_checkpoint(TRUNCATE)``: True if the log is now empty."""
+        try:
+            busy, _, _ = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.Error:
+            return False
+        return not busy
 
     def checkpoint(self) -> bool:
-        """Copy the write-ahead log into the file and truncate it to zero bytes.
-        True if it was complete (no other connection's read held part of it back)."""
+        """Copy the write-ahead log into the file and truncate it to zero bytes,
+        finishing any erasure still pending. True if it was complete (no other
+        connection's read held part of it back)."""
         with self._lock:
-            try:
-                busy, _, _ = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-            except sqlite3.Error:
+            if self.readonly or self._depth:  # inside a transaction: after it commits
                 return False
-            return not busy
+            self._sync()
+            if self._erasures > self._log_clean:
+                return self._finish_erasure(ERASE_WAIT)
+            with self._waiting(ERASE_WAIT):
+                return self._truncate()
+
+    def erasure_pending(self) -> bool:
+        """Does the write-ahead log (may) still hold bytes of a purge, because a
+        read on another connection held its truncation back?"""
+        with self._lock:
+            if self._depth == 0:
+                self._sync()
+            return self._erasures > self._log_clean
 
     def _rolled_back(self) -> None:
         # A rolled-back write may have cached ids that no longer exist.
         self._ns_ids.clear()
         self._seg_cache.clear()
+        self._forget_volatile()
         self._erasing = False
 
     def transaction(self) -> Any:
@@ -261,6 +349,11 @@ class SQLiteBackend(GraphTables, MetaTables):
 
     def close(self) -> None:
         with self._lock:
+            if not self.readonly:
+                with suppress(sqlite3.Error):
+                    self._sync()
+                    if self._erasures > self._log_clean:
+                        self._finish_erasure(ERASE_WAIT)
             self._db.close()
 
     # namespaces ---------------------------------------------------------------

@@ -27,6 +27,22 @@ from .sqlrows import (
     record_values,
 )
 
+# The given segments (a JSON array) and every segment above them, one row per
+# fork point (seg, its place in the list, fork segment, fork seq; a root has one
+# row of NULLs): one statement for a whole forked path. UNION, so a segment
+# reached twice (after a merge) is expanded once.
+_ANCESTRY = """
+WITH RECURSIVE up(seg, k, ps, pq) AS (
+    SELECT s.seg, f.key, json_extract(f.value, '$[0]'), json_extract(f.value, '$[1]')
+    FROM json_each(?2) AS w JOIN segments s ON s.ns = ?1 AND s.seg = w.value
+    LEFT JOIN json_each(s.parents) AS f
+    UNION
+    SELECT s.seg, f.key, json_extract(f.value, '$[0]'), json_extract(f.value, '$[1]')
+    FROM up JOIN segments s ON s.ns = ?1 AND s.seg = up.ps LEFT JOIN json_each(s.parents) AS f
+)
+SELECT seg, k, ps, pq FROM up
+"""
+
 
 class GraphTables(SQLiteParts):
     """Events, segments and records of one SQLite store (mixed into `SQLiteBackend`)."""
@@ -46,10 +62,27 @@ class GraphTables(SQLiteParts):
                 out[r[0]] = self._event(ns, r)
         return out
 
+    def event_positions(self, ns: str, ids: Iterable[str]) -> dict[str, Pos | None]:
+        nid = self._ns(ns)
+        if nid is None:
+            return {}
+        out: dict[str, Pos | None] = {}
+        for chunk in chunks(list(ids)):
+            sql = f"SELECT id, seg, seq FROM events WHERE ns=? AND id IN ({marks(len(chunk))})"
+            for eid, seg, seq in self._db.execute(sql, (nid, *chunk)):
+                out[eid] = (seg, seq) if seg is not None else None
+        return out
+
     def insert_events(self, ns: str, rows: list[EventRow]) -> None:
         nid = self._wns(ns)
         dumps = json.dumps
         join = SEP.join
+        if len(rows) == 1:  # one statement: a duplicate id undoes it alone
+            try:
+                self._insert_events(nid, rows, dumps, join)
+            except sqlite3.IntegrityError as exc:
+                raise DuplicateIds(ns) from exc
+            return
         # A savepoint, so that a duplicate id leaves none of the batch behind.
         self._db.execute("SAVEPOINT insert_events")
         try:
@@ -88,8 +121,12 @@ class GraphTables(SQLiteParts):
         nid = self._ns(ns)
         if nid is None:
             return {}
-        # Waiting events are rare; skip the lookups when there are none at all.
+        # Waiting events are rare; skip the lookups when there are none at all
+        # (known from an earlier look while no other connection has written).
+        if nid in self._no_waits:
+            return {}
         if self._db.execute("SELECT 1 FROM waits WHERE ns=? LIMIT 1", (nid,)).fetchone() is None:
+            self._no_waits.add(nid)
             return {}
         out: dict[str, list[str]] = {}
         for chunk in chunks(list(parent_ids)):
@@ -100,6 +137,7 @@ class GraphTables(SQLiteParts):
 
     def add_waits(self, ns: str, pairs: list[tuple[str, str]]) -> None:
         nid = self._wns(ns)
+        self._no_waits.discard(nid)
         self._db.executemany(
             "INSERT OR IGNORE INTO waits VALUES (?,?,?)", ((nid, p, c) for p, c in pairs)
         )
@@ -122,6 +160,38 @@ class GraphTables(SQLiteParts):
             for seg, parents in self._db.execute(sql, (nid, *chunk)):
                 val = tuple((int(a), int(b)) for a, b in json.loads(parents))
                 if self._depth == 0 or len(cache) < 1_000_000:
+                    cache[(nid, seg)] = val
+                out[seg] = val
+        return out
+
+    def segment_ancestry(self, ns: str, segs: Iterable[int]) -> dict[int, tuple[Pos, ...]]:
+        nid = self._ns(ns)
+        if nid is None:
+            return {}
+        cache = self._seg_cache
+        out, missing = cached_segments(cache, nid, segs)
+        if missing and cache:
+            # A warm cache: a new segment's fork points most likely lie in known ones.
+            out.update(self.segment_parents(ns, missing))
+            missing = list(
+                {
+                    ps
+                    for s in missing
+                    for ps, _ in out.get(s, ())
+                    if ps not in out and (nid, ps) not in cache
+                }
+            )
+        if missing:
+            found: dict[int, list[tuple[int, int, int]]] = {}
+            for seg, k, ps, pq in self._db.execute(_ANCESTRY, (nid, json.dumps(missing))):
+                forks = found.setdefault(seg, [])
+                if ps is not None:
+                    forks.append((k, ps, pq))
+            for seg, forks in found.items():
+                if len(forks) > 1:
+                    forks.sort()
+                val = tuple([(ps, pq) for _, ps, pq in forks])
+                if len(cache) < 1_000_000:
                     cache[(nid, seg)] = val
                 out[seg] = val
         return out
@@ -169,15 +239,20 @@ class GraphTables(SQLiteParts):
 
     def insert_records(self, ns: str, rows: list[RecordRow]) -> list[Memory]:
         nid = self._wns(ns)
-        row = self._db.execute("SELECT max(seq) FROM records").fetchone()
-        first = 1 + (int(row[0]) if row and row[0] is not None else 0)
-        out = [replace(r.memory, seq=first + i) for i, r in enumerate(rows)]
+        # Numbered within the namespace (records_seq answers this from its last
+        # entry; known already after this connection's last write, unless another wrote).
+        top = self._top.get(nid)
+        if top is None:
+            row = self._db.execute("SELECT max(seq) FROM records WHERE ns=?", (nid,)).fetchone()
+            top = int(row[0]) if row and row[0] is not None else 0
+        out = [replace(r.memory, seq=top + 1 + i) for i, r in enumerate(rows)]
         insert_rows(
             self._db,
             f"INSERT INTO records ({REC_COLS}, ns)",
             17,
             [(*record_values(m, r), nid) for m, r in zip(out, rows, strict=True)],
         )
+        self._top[nid] = top + len(rows)
         return out
 
     def set_record_positions(
@@ -222,10 +297,11 @@ class GraphTables(SQLiteParts):
         nid = self._ns(ns)
         if nid is None:
             return {}
-        if (
-            self._db.execute("SELECT 1 FROM record_waits WHERE ns=? LIMIT 1", (nid,)).fetchone()
-            is None
-        ):
+        if nid in self._no_record_waits:
+            return {}
+        sql = "SELECT 1 FROM record_waits WHERE ns=? LIMIT 1"
+        if self._db.execute(sql, (nid,)).fetchone() is None:
+            self._no_record_waits.add(nid)
             return {}
         out: dict[str, list[str]] = {}
         for chunk in chunks(list(event_ids)):
@@ -239,6 +315,7 @@ class GraphTables(SQLiteParts):
 
     def add_record_waits(self, ns: str, pairs: list[tuple[str, str]]) -> None:
         nid = self._wns(ns)
+        self._no_record_waits.discard(nid)
         self._db.executemany(
             "INSERT OR IGNORE INTO record_waits VALUES (?,?,?)", ((nid, e, r) for e, r in pairs)
         )

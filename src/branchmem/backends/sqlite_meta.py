@@ -191,6 +191,7 @@ class MetaTables(SQLiteParts):
     def delete_records(self, ns: str, ids: list[str]) -> None:
         nid = self._wns(ns)
         self._mark_erasure()
+        self._top.pop(nid, None)
         for table, col in (
             ("records", "id"), ("life", "id"), ("record_waits", "record"), ("vectors", "id"),
         ):  # fmt: skip
@@ -220,6 +221,7 @@ class MetaTables(SQLiteParts):
         self._db.execute("UPDATE namespaces SET name=? WHERE id=?", (f"\x00purged {nid}", nid))
         self._ns_ids.pop(ns, None)
         self._seg_cache = {k: v for k, v in self._seg_cache.items() if k[0] != nid}
+        self._top.pop(nid, None)
 
     # vectors ------------------------------------------------------------------
     def get_vectors(
@@ -267,8 +269,10 @@ class MetaTables(SQLiteParts):
 
     def add_audit(self, ns: str, entries: list[AuditEntry]) -> None:
         nid = self._wns(ns)
+        # Numbered within the namespace: no tenant sees another's volume.
         self._db.executemany(
-            "INSERT INTO audit (ns, at, actor, op, ids) VALUES (?,?,?,?,?)",
+            "INSERT INTO audit SELECT ?1, coalesce(max(seq), 0) + 1, ?2, ?3, ?4, ?5 "
+            "FROM audit WHERE ns=?1",
             ((nid, e.at, e.actor, e.op, SEP.join(e.ids)) for e in entries),
         )
 
@@ -276,13 +280,16 @@ class MetaTables(SQLiteParts):
         nid = self._ns(ns)
         if nid is None:
             return []
-        # Numbered within the namespace (the rowid counts every tenant's writes).
-        sql = (
-            "SELECT n, at, actor, op, ids FROM (SELECT row_number() OVER (ORDER BY seq) AS n, "
-            "at, actor, op, ids FROM audit WHERE ns=?) WHERE at>=? ORDER BY n"
-        )
+        sql = "SELECT seq, at, actor, op, ids FROM audit WHERE ns=? AND at>=? ORDER BY seq"
         low = float("-inf") if since is None else since
         return [
             AuditEntry(at, op, tuple(ids.split(SEP)) if ids else (), actor, ns, seq)
             for seq, at, actor, op, ids in self._db.execute(sql, (nid, low))
         ]
+
+    # query logs ---------------------------------------------------------------
+    def query_logs(self) -> list[str]:
+        return [r[0] for r in self._db.execute("SELECT path FROM query_logs ORDER BY path")]
+
+    def add_query_log(self, path: str) -> None:
+        self._db.execute("INSERT OR IGNORE INTO query_logs VALUES (?)", (path,))

@@ -50,6 +50,10 @@ class SQLiteParts:
     _depth: int
     _ns_ids: dict[str, int]
     _seg_cache: dict[tuple[int, int], tuple[Pos, ...]]
+    # Facts that hold while no other connection writes (dropped when one has):
+    _top: dict[int, int]  # namespace id -> its highest record seq
+    _no_waits: set[int]  # namespaces without waiting events
+    _no_record_waits: set[int]  # namespaces without records waiting for a source
 
     _event = staticmethod(event_from_row)
     _record = staticmethod(record_from_row)

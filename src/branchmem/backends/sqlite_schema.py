@@ -1,7 +1,8 @@
 """Versions of the SQLite schema: create a new store, upgrade an older one.
 
 Version 2 (the first release) kept its version in ``store_info``; version 3
-adds the ``schema_version`` table, one row per applied version. ``store_info``
+adds the ``schema_version`` table, one row per applied version; version 4
+numbers records and audit lines within their namespace. ``store_info``
 keeps the current version too, so that a release that knows only ``store_info``
 refuses a newer file instead of misreading it.
 """
@@ -17,6 +18,28 @@ from .migrations import CURRENT, plan, steps_to_apply
 VERSION_TABLE = (
     "CREATE TABLE IF NOT EXISTS schema_version ("
     "version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)"
+)
+
+# ``seq`` counts within the namespace (a store-wide count would tell one tenant
+# how much the others write). Records stay a rowid table (rows append in write
+# order); ``records_seq`` finds a namespace's last seq. Audit lines are keyed
+# by (ns, seq), one b-tree per line written.
+RECORDS = """CREATE TABLE IF NOT EXISTS {name} (
+    ns INTEGER NOT NULL, seq INTEGER NOT NULL, id TEXT NOT NULL, kind TEXT NOT NULL,
+    content TEXT NOT NULL, sources TEXT NOT NULL, key TEXT, importance REAL NOT NULL,
+    meta TEXT, target TEXT, created_at REAL NOT NULL, seg INTEGER, pos INTEGER, extra TEXT,
+    expires_at REAL, valid_from REAL, valid_to REAL,
+    UNIQUE (ns, id)
+);
+"""
+AUDIT = """CREATE TABLE IF NOT EXISTS {name} (
+    ns INTEGER NOT NULL, seq INTEGER NOT NULL, at REAL NOT NULL, actor TEXT,
+    op TEXT NOT NULL, ids TEXT NOT NULL, PRIMARY KEY (ns, seq)
+) WITHOUT ROWID;
+"""
+_REC = (
+    "id, kind, content, sources, key, importance, meta, target, created_at, seg, pos, extra, "
+    "expires_at, valid_from, valid_to"
 )
 
 SCHEMA = """
@@ -37,13 +60,7 @@ CREATE TABLE IF NOT EXISTS segments (
     ns INTEGER NOT NULL, seg INTEGER NOT NULL, parents TEXT NOT NULL, tip INTEGER NOT NULL,
     PRIMARY KEY (ns, seg)
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS records (
-    seq INTEGER PRIMARY KEY, ns INTEGER NOT NULL, id TEXT NOT NULL, kind TEXT NOT NULL,
-    content TEXT NOT NULL, sources TEXT NOT NULL, key TEXT, importance REAL NOT NULL,
-    meta TEXT, target TEXT, created_at REAL NOT NULL, seg INTEGER, pos INTEGER, extra TEXT,
-    expires_at REAL, valid_from REAL, valid_to REAL,
-    UNIQUE (ns, id)
-);
+{records}CREATE UNIQUE INDEX IF NOT EXISTS records_seq ON records (ns, seq);
 CREATE INDEX IF NOT EXISTS records_pos ON records (ns, seg, pos) WHERE seg IS NOT NULL;
 CREATE INDEX IF NOT EXISTS records_target ON records (ns, target) WHERE target IS NOT NULL;
 CREATE INDEX IF NOT EXISTS records_timed ON records (ns)
@@ -66,12 +83,7 @@ CREATE TABLE IF NOT EXISTS snapshots (
     ns INTEGER NOT NULL, name TEXT NOT NULL, branch TEXT NOT NULL, event TEXT NOT NULL,
     created_at REAL NOT NULL, PRIMARY KEY (ns, name)
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS audit (
-    seq INTEGER PRIMARY KEY, ns INTEGER NOT NULL, at REAL NOT NULL, actor TEXT,
-    op TEXT NOT NULL, ids TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS audit_ns ON audit (ns, at);
-CREATE TABLE IF NOT EXISTS life (
+{audit}CREATE TABLE IF NOT EXISTS life (
     ns INTEGER NOT NULL, id TEXT NOT NULL, archived_at REAL, restored_at REAL,
     uses INTEGER NOT NULL, last_used REAL, PRIMARY KEY (ns, id)
 ) WITHOUT ROWID;
@@ -80,10 +92,28 @@ CREATE TABLE IF NOT EXISTS vectors (
     ns INTEGER NOT NULL, embedder TEXT NOT NULL, id TEXT NOT NULL, digest TEXT NOT NULL,
     vec BLOB NOT NULL, PRIMARY KEY (ns, embedder, id)
 ) WITHOUT ROWID;
-"""
+-- Query logs that searches of this store wrote to (absolute paths): purge reaches them.
+CREATE TABLE IF NOT EXISTS query_logs (path TEXT PRIMARY KEY) WITHOUT ROWID;
+""".format(records=RECORDS.format(name="records"), audit=AUDIT.format(name="audit"))
 
 # Statements that bring a store from the version before to the key's version.
-STEPS: dict[int, list[str]] = {3: [VERSION_TABLE]}
+STEPS: dict[int, list[str]] = {
+    3: [VERSION_TABLE],
+    # 4: records and audit lines numbered within their namespace, in the order
+    # they were written (the tables are rebuilt; their indexes follow from SCHEMA).
+    4: [
+        RECORDS.format(name="records_v4").rstrip().rstrip(";"),
+        f"INSERT INTO records_v4 (ns, seq, {_REC}) SELECT ns, "
+        f"row_number() OVER (PARTITION BY ns ORDER BY seq), {_REC} FROM records ORDER BY seq",
+        "DROP TABLE records",
+        "ALTER TABLE records_v4 RENAME TO records",
+        AUDIT.format(name="audit_v4").rstrip().rstrip(";"),
+        "INSERT INTO audit_v4 (ns, seq, at, actor, op, ids) SELECT ns, "
+        "row_number() OVER (PARTITION BY ns ORDER BY seq), at, actor, op, ids FROM audit",
+        "DROP TABLE audit",
+        "ALTER TABLE audit_v4 RENAME TO audit",
+    ],
+}
 
 
 def _found_version(db: sqlite3.Connection) -> int | None:

@@ -18,7 +18,7 @@ from ..errors import (
 from ..model import Event
 from ..validate import check_name
 from .model import Conflict, Conversation, Imported, ImportReport, Skipped, branch_name
-from .reader import PathLike, read_export
+from .reader import Export, PathLike, read_export
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -26,14 +26,15 @@ if TYPE_CHECKING:
 
 def import_export(
     store: Store,
-    path: PathLike | Sequence[PathLike],
+    path: PathLike | Sequence[PathLike] | Export,
     *,
     format: str = "auto",
     namespace: str = "default",
     progress: Callable[[int, int], None] | None = None,
 ) -> ImportReport:
-    """Import every conversation of an export; see `Store.import_export`."""
-    export = read_export(path, format)
+    """Import every conversation of an export (a path, or one `read_export`
+    already opened); see `Store.import_export`."""
+    export = path if isinstance(path, Export) else read_export(path, format)
     export.progress = progress
     export.known = lambda event: _is_stored(store, event, namespace)
     done: list[Imported] = []

@@ -178,7 +178,7 @@ def _current(
         up = kept_parent[current]
         if up is not None:
             return up
-    has_child = {p for p in kept_parent.values() if p is not None}
+    has_child = {kept_parent[i] for i in order}  # messages only: a structural child is dropped
     leaves = [i for i in order if i not in has_child]
     if current is not None:
         notes.append(

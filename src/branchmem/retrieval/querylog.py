@@ -10,6 +10,10 @@ Queries are often personal data. ``QueryLog(path, hash_queries=True)`` writes
 a SHA-256 of each query instead of its text (such lines cannot be replayed),
 `QueryLog.purge` drops the lines of a purged namespace or that returned
 purged records, and the file is created readable by its owner only (0600).
+
+A store remembers the logs its searches wrote to (`write_for`; kept in the
+store file where the backend can, else for the `Store` object's life), so
+that `Store.purge` reaches them without being told (`logs_of`).
 """
 
 from __future__ import annotations
@@ -20,11 +24,13 @@ import os
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..backends.base import QueryLogRegistry
 from ..errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -48,7 +54,7 @@ class QueryLog:
     def __init__(self, path: str | os.PathLike[str], *, hash_queries: bool = False) -> None:
         self.path = Path(path)
         self.hash_queries = bool(hash_queries)
-        self._lock = threading.Lock()
+        self._lock = _lock_for(self.path)
 
     def write(self, entry: dict[str, Any]) -> None:
         """Append one search as a JSON line (with ``hash_queries``, the query's
@@ -84,7 +90,7 @@ class QueryLog:
             try:
                 lines = self.path.read_text(encoding="utf-8").splitlines(keepends=True)
             except FileNotFoundError:
-                return 0
+                return 0  # never written, or removed: nothing left to purge
             except OSError as exc:
                 raise InvalidInput(f"cannot read query log {str(self.path)!r}: {exc}") from exc
             keep = [ln for ln in lines if not _purged(ln, namespace, want)]
@@ -119,6 +125,57 @@ class QueryLog:
             if not isinstance(entry, dict):
                 raise InvalidInput(f"{self.path}:{n}: expected a JSON object per line")
             yield entry
+
+
+_PATH_LOCKS: dict[str, threading.Lock] = {}
+_PATH_LOCKS_LOCK = threading.Lock()
+
+
+def _key(path: Path) -> str:
+    return str(path.resolve())
+
+
+def _lock_for(path: Path) -> threading.Lock:
+    """One lock per file in this process, whichever `QueryLog` object appends to
+    or rewrites it (a purge's rewrite must not lose a concurrent append)."""
+    with _PATH_LOCKS_LOCK:
+        return _PATH_LOCKS.setdefault(_key(path), threading.Lock())
+
+
+_KNOWN: weakref.WeakKeyDictionary[Store, set[str]] = weakref.WeakKeyDictionary()
+_KNOWN_LOCK = threading.Lock()
+
+
+def write_for(store: Store, log: QueryLog | str | os.PathLike[str], entry: dict[str, Any]) -> None:
+    """Append ``entry`` to ``log`` for a search of ``store``, which remembers the
+    log first (so that a crash between the two leaves no unknown line). A log
+    given by path records query hashes when the store has a redactor."""
+    hashed = store.redactor is not None
+    ql = log if isinstance(log, QueryLog) else QueryLog(log, hash_queries=hashed)
+    key = _key(ql.path)
+    with _KNOWN_LOCK:
+        known = _KNOWN.setdefault(store, set())
+        new = key not in known
+    if new:
+        b = store._b
+        if isinstance(b, QueryLogRegistry) and not getattr(b, "readonly", False):
+            with b.transaction():
+                b.add_query_log(key)
+        with _KNOWN_LOCK:
+            known.add(key)
+    ql.write(entry)
+
+
+def logs_of(store: Store) -> list[QueryLog]:
+    """The query logs ``store``'s searches wrote to: those kept in the store
+    (by any process) and those this `Store` object wrote to."""
+    with _KNOWN_LOCK:
+        paths = set(_KNOWN.get(store, ()))
+    b = store._b
+    if isinstance(b, QueryLogRegistry):
+        with b.reading():
+            paths.update(b.query_logs())
+    return [QueryLog(p) for p in sorted(paths)]
 
 
 def query_hash(query: str) -> str:

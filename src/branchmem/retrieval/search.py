@@ -23,7 +23,7 @@ from .candidates import Candidates, Filters, gather
 from .embed import Embedder, default_embedder, get_embedder
 from .fusion import Scored, Weights, fuse
 from .hit import Hit, HitExplanation
-from .querylog import QueryLog, log_entry
+from .querylog import QueryLog, log_entry, write_for
 from .state import VectorIndex
 from .tokenize import Tokenizer, get_tokenizer
 
@@ -142,9 +142,7 @@ def search(
             hits=hits,
             elapsed=time.time() - started,
         )
-        # With a redactor, a log given by path stores query hashes, not text.
-        hashed = store.redactor is not None
-        (log if isinstance(log, QueryLog) else QueryLog(log, hash_queries=hashed)).write(entry)
+        write_for(store, log, entry)  # the store remembers the log, for purge
     return hits
 
 

@@ -162,11 +162,7 @@ class KeyStore:
     def create(self, principal: str, grants: list[str] | tuple[str, ...]) -> tuple[KeyInfo, str]:
         """A new key for ``principal`` with ``grants``; returns its info and the key
         itself, which is not stored and cannot be shown again."""
-        if not isinstance(principal, str) or not principal.strip() or ":" in principal:
-            raise InvalidInput("principal must be a non-empty name without ':', e.g. alice")
-        parsed = tuple(Grant.parse(g) for g in grants)
-        if not parsed:
-            raise InvalidInput("a key needs at least one grant, e.g. --grant alice:write")
+        parsed = check_new_key(principal, grants)
         kid = secrets.token_hex(6)
         secret = secrets.token_urlsafe(32)
         info = KeyInfo(kid, principal, parsed, time.time())
@@ -222,6 +218,21 @@ class KeyStore:
         if row is None or not hmac.compare_digest(row[0], _sha(secret)):
             return None
         return Principal(row[1], tuple(Grant.parse(g) for g in json.loads(row[2])))
+
+
+def check_new_key(principal: str, grants: list[str] | tuple[str, ...]) -> tuple[Grant, ...]:
+    """The grants of a new key for ``principal``, checked before anything is
+    written (a bad one leaves no keys file behind).
+
+    >>> [str(g) for g in check_new_key("alice", ["alice:write"])]
+    ['alice:write']
+    """
+    if not isinstance(principal, str) or not principal.strip() or ":" in principal:
+        raise InvalidInput("principal must be a non-empty name without ':', e.g. alice")
+    parsed = tuple(Grant.parse(g) for g in grants)
+    if not parsed:
+        raise InvalidInput("a key needs at least one grant, e.g. --grant alice:write")
+    return parsed
 
 
 def _sha(secret: str) -> str:

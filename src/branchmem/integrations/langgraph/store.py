@@ -48,7 +48,8 @@ from ...model import Memory
 from ...redact import Redactor
 from ...store import Store
 from . import _keys as k
-from .saver import BranchmemSaver, link_task, task_of
+from ._tasks import link_task, task_of
+from .saver import BranchmemSaver
 
 _MARK = "langgraph_item"
 """The meta key that holds an item's namespace, key, value and times."""

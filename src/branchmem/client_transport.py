@@ -1,0 +1,93 @@
+"""The HTTP transport under `branchmem.client.RemoteStore`: requests, errors, pages.
+
+An error answer is rebuilt as the exception the store raised, from its
+``type`` (see `branchmem.server.errors`); a server that does not answer is a
+`StorageError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from .errors import StorageError
+from .server.errors import from_payload
+
+
+class Transport:
+    """The connection to a served store and the namespace calls default to."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        api_key: str | None = None,
+        namespace: str = "default",
+        timeout: float = 30.0,
+        http_client: httpx.Client | None = None,
+    ) -> None:
+        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        if http_client is None:
+            http_client = httpx.Client(base_url=url, timeout=timeout)
+        self._http = http_client
+        self.namespace = namespace
+
+    def close(self) -> None:
+        """Close the HTTP connection pool."""
+        self._http.close()
+
+    def _url(self, namespace: str | None, *parts: str) -> str:
+        ns = self.namespace if namespace is None else namespace
+        tail = "/".join(quote(p, safe="") for p in parts)
+        return f"/v1/namespaces/{quote(ns, safe='')}/{tail}"
+
+    def _send(
+        self,
+        method: str,
+        namespace: str | None,
+        *parts: str,
+        json: Any = None,
+        params: Mapping[str, Any] | None = None,
+    ) -> Any:
+        clean = None if params is None else {k: v for k, v in params.items() if v is not None}
+        try:
+            r = self._http.request(
+                method, self._url(namespace, *parts), json=json, params=clean, headers=self._headers
+            )
+        except httpx.HTTPError as exc:
+            raise StorageError(f"the server did not answer: {exc}") from exc
+        try:
+            body = r.json()
+        except ValueError:
+            body = None
+        if r.status_code >= 400:
+            raise from_payload(body, r.status_code)
+        return body
+
+    def _all(self, name: str, namespace: str | None, *parts: str, **params: Any) -> list[Any]:
+        """Every page of a paginated list."""
+        out: list[Any] = []
+        offset: int | None = 0
+        while offset is not None:
+            body = self._send("GET", namespace, *parts, params={**params, "offset": offset})
+            out += body[name]
+            offset = body.get("next_offset")
+        return out
+
+    def _post_per_namespace(
+        self, name: str, rows: list[tuple[str | None, dict[str, Any]]]
+    ) -> list[Any]:
+        """POST the items of ``rows`` (namespace, item) to ``name``, one request per
+        namespace; the answers come back in the order of ``rows``."""
+        by_ns: dict[str | None, list[int]] = {}
+        for i, (ns, _) in enumerate(rows):
+            by_ns.setdefault(ns, []).append(i)
+        out: list[Any] = [None] * len(rows)
+        for ns, idxs in by_ns.items():
+            done = self._send("POST", ns, name, json={name: [rows[i][1] for i in idxs]})[name]
+            for i, d in zip(idxs, done, strict=True):
+                out[i] = d
+        return out

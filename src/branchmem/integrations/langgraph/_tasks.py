@@ -1,0 +1,55 @@
+"""The root graph's tasks in the lineage: which task a store call runs in, and
+the event its store writes are sourced from.
+
+Shared by `BranchmemSaver` (a step's checkpoint descends from its tasks'
+events) and `BranchmemStore` (a task's writes are sourced from its event).
+"""
+
+from __future__ import annotations
+
+from langchain_core.runnables import RunnableConfig
+
+from ...errors import InvalidInput
+from ...store import Store
+from . import _keys as k
+
+TASK = "task"
+"""The bookkeeping record type of a task link."""
+
+
+def task_of(config: RunnableConfig) -> tuple[str, str, str]:
+    """(thread, root checkpoint id, root task id) of a running task's config.
+
+    A task's ``checkpoint_ns`` is ``name:task_id`` (``|``-joined for subgraphs);
+    its first part names the root graph's task, and ``checkpoint_map[""]`` the
+    root checkpoint that task runs on.
+    """
+    conf = config.get("configurable") or {}
+    thread = conf.get("thread_id")
+    task_ns = str(conf.get("checkpoint_ns") or "")
+    cp_map = conf.get("checkpoint_map") or {}
+    if thread is None or "" not in cp_map or not task_ns:
+        raise InvalidInput(
+            "no LangGraph task is running here (no thread_id, checkpoint_map or task "
+            "namespace in the config); outside a run, use store.at(config) with a "
+            "checkpoint config"
+        )
+    task_id = task_ns.split("|", 1)[0].rpartition(":")[2]
+    return str(thread), str(cp_map[""]), task_id
+
+
+def link_task(store: Store, ns: str, tns: str, thread: str, cid: str, task_id: str) -> str:
+    """Create (once) the event of a root task and the bookkeeping record that lets
+    the next checkpoint of the step find it."""
+    ev = k.task_event(thread, cid, task_id)
+    root = k.checkpoint_root("", cid)
+    store.add_events(
+        [{"id": ev, "parent": k.checkpoint_event(thread, "", cid), "role": "note",
+          "namespace": ns},
+         {"id": root, "role": "note", "namespace": tns}]
+    )  # fmt: skip
+    store.add_memory(
+        "", sources=[root], kind="working", namespace=tns, id=k.task_link(cid, task_id),
+        meta={"type": TASK, "task_id": task_id},
+    )  # fmt: skip
+    return ev

@@ -1,0 +1,72 @@
+"""`Event` and `Memory` keep no per-object dict (slots), and stay plain frozen
+dataclasses to users: equality, pickling, copying and `dataclasses.replace`.
+The in-memory store keeps one copy of each id string."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+from dataclasses import FrozenInstanceError, replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from branchmem import Event, Memory, Store
+from branchmem.model import make_event, make_memory, memory_with
+
+TEXT = st.text(max_size=8)
+META = st.none() | st.dictionaries(st.text(max_size=3), st.integers(), max_size=2)
+
+
+@settings(max_examples=100, deadline=None)
+@given(eid=TEXT, parents=st.lists(TEXT, max_size=2), content=TEXT, meta=META, at=st.floats(0, 1e9))
+def test_events_round_trip(
+    eid: str, parents: list[str], content: str, meta: dict[str, int] | None, at: float
+) -> None:
+    e = Event(eid, parents=tuple(parents), content=content, meta=meta, created_at=at)
+    fast = make_event(eid, tuple(parents), "user", content, "default", meta, at)
+    assert fast == e and repr(fast) == repr(e)
+    for other in (pickle.loads(pickle.dumps(e)), copy.copy(e), copy.deepcopy(e)):
+        assert other == e and other.created_at == e.created_at
+    assert replace(e, content=content + "x").content == content + "x"
+    assert Event.from_dict(e.to_dict()) == e
+
+
+@settings(max_examples=100, deadline=None)
+@given(mid=TEXT, content=TEXT, sources=st.lists(TEXT, min_size=1, max_size=3), meta=META)
+def test_memories_round_trip(
+    mid: str, content: str, sources: list[str], meta: dict[str, int] | None
+) -> None:
+    m = Memory(mid, content, tuple(sources), meta=meta, seq=3, valid_to=5.0)
+    fast = make_memory(
+        mid, content, tuple(sources), "semantic", None, 0.5, "default", meta, None, 0.0, 3,
+        None, None, 5.0,
+    )  # fmt: skip
+    assert fast == m and repr(fast) == repr(m)
+    for other in (pickle.loads(pickle.dumps(m)), copy.copy(m), copy.deepcopy(m)):
+        assert other == m and other.seq == m.seq
+    changed = memory_with(m, via="chat", seq=9)
+    assert changed == replace(m, via="chat", seq=9)
+    assert (changed.via, changed.seq, m.via, m.seq) == ("chat", 9, None, 3)
+    assert Memory.from_dict(m.to_dict()) == m
+
+
+def test_no_instance_dict_and_still_frozen() -> None:
+    e, m = Event("e1"), Memory("m1", "x", ("e1",))
+    assert not hasattr(e, "__dict__") and not hasattr(m, "__dict__")
+    with pytest.raises(FrozenInstanceError):
+        e.content = "y"  # type: ignore[misc]
+    with pytest.raises(FrozenInstanceError):
+        m.content = "y"  # type: ignore[misc]
+
+
+def test_the_memory_store_keeps_one_copy_of_each_id() -> None:
+    s = Store()
+    s.add_events([{"id": "e1"}, {"id": "e2", "parent": "e1"}])
+    s.add_events([{"id": "e3", "parent": "".join(["e", "2"])}])  # an equal, separate string
+    s.add_memory("fact", sources=["".join(["e", "3"]), "".join(["e", "1"])], id="m1")
+    e1, e2, e3 = (s.get_event(i) for i in ("e1", "e2", "e3"))
+    assert e2.parents[0] is e1.id and e3.parents[0] is e2.id
+    (m,) = s.memories(at="e3")
+    assert m.sources == ("e3", "e1") and m.sources[0] is e3.id and m.sources[1] is e1.id
