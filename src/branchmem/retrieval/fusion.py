@@ -119,6 +119,22 @@ def recency(created_at: float, now: float, half_life: float) -> float:
     return float(0.5 ** (max(0.0, now - created_at) / half_life))
 
 
+def signal_weights(
+    weights: Weights, keyword: bool, vector: bool
+) -> tuple[float, float, float, float]:
+    """``(rrf_k, keyword weight, vector weight, best)`` for the signals used:
+    an unused signal weighs 0, and ``best`` is the relevance of rank 1 in both."""
+    c = weights.rrf_k
+    wk = weights.keyword if keyword else 0.0
+    wv = weights.vector if vector else 0.0
+    best = (wk + wv) / (c + 1)
+    if best <= 0:
+        raise InvalidInput(
+            "keyword and vector weights are both 0 for this mode; give one a positive weight"
+        )
+    return c, wk, wv, best
+
+
 def fuse(
     mems: Sequence[Memory],
     keyword: Sequence[float] | None,
@@ -137,14 +153,7 @@ def fuse(
     keyword-only or vector-only ranking). Candidates that no used signal
     relates to (no query term matches, and no vector signal) are dropped.
     """
-    c = weights.rrf_k
-    wk = weights.keyword if keyword is not None else 0.0
-    wv = weights.vector if vector is not None else 0.0
-    best = (wk + wv) / (c + 1)
-    if best <= 0:
-        raise InvalidInput(
-            "keyword and vector weights are both 0 for this mode; give one a positive weight"
-        )
+    c, wk, wv, best = signal_weights(weights, keyword is not None, vector is not None)
     n = len(mems)
     wi, wr, hl = weights.importance, weights.recency, weights.half_life
 

@@ -9,18 +9,22 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from array import array
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
 from ..model import KINDS, Memory
 from ..scope import check_anchors
 from ..validate import check_utf8, show
-from .cache import cache_for
+from . import ann, fastfuse
+from .cache import cache_for, numpy_or_none
+from .candidates import Candidates, Filters, gather
 from .embed import Embedder, default_embedder, get_embedder
 from .fusion import Scored, Weights, fuse
 from .hit import Hit, HitExplanation
 from .querylog import QueryLog, log_entry, write_for
+from .state import VectorIndex
 from .tokenize import Tokenizer, get_tokenizer
 
 if TYPE_CHECKING:
@@ -107,34 +111,15 @@ def search(
                 f"{name} must be a time in seconds since the epoch, got {show(value)}"
             )
     t_now = float(started if now is None else now)
-    filtering = bool(kinds is not None or key_prefix is not None or meta or as_of is not None)
     emb = _embedder(embedder) if mode != "keyword" else None
     tok = get_tokenizer(tokenizer) if mode != "vector" else None
 
-    cands: list[Memory] = []
-    via: list[int] = []  # per candidate: the index of the first anchor that sees it
-    seen: set[str] = set()
     epoch = cache_for(store).epoch  # noted before reading: see RankCache.epoch
-    for i, (_, visible) in enumerate(_gated(store, anchors, namespace, now, as_of)):
-        if i == 0 and not filtering:  # the common case: one anchor, nothing filtered
-            cands = list(visible)
-            via = [0] * len(cands)
-            if len(anchors) > 1:
-                seen.update(m.id for m in visible)
-            continue
-        for m in visible:
-            if m.id in seen:
-                continue
-            seen.add(m.id)
-            if not filtering or _keep(m, kinds, key_prefix, meta, as_of):
-                cands.append(m)
-                via.append(i)
-    boost = None
-    if scopes is not None and any(x != 1.0 for x in scopes):
-        boost = [scopes[i] for i in via]
+    gathered = gather(store, anchors, namespace, now, as_of, Filters(kinds, key_prefix, meta))
+    cands, via = gathered.mems, gathered.via
     # The candidate set's identity: which anchors, filtered how (keys a kept state).
     key = (namespace, tuple(anchors), repr((kinds, key_prefix, meta, as_of)))
-    ranked = rank(store, key, query, cands, tok, emb, w, t_now, k, boost, epoch)
+    ranked = rank(store, key, query, gathered, tok, emb, w, t_now, k, scopes, epoch)
     pos = {id(m): n for n, m in enumerate(cands)} if len(anchors) > 1 else {}
     hits = [
         _hit(store, s, anchors[via[pos[id(s.memory)]] if pos else 0], namespace, explain, w)
@@ -163,39 +148,69 @@ def search(
 
 def rank(
     store: Store,
-    key: Hashable,
+    key: tuple[str, tuple[str, ...], str],
     query: str,
-    cands: list[Memory],
+    gathered: Candidates | list[Memory],
     tok: Tokenizer | None,
     emb: Embedder | None,
     w: Weights,
     now: float,
     k: int,
-    boost: list[float] | None,
+    scopes: list[float] | None,
     epoch: int | None = None,
 ) -> list[Scored]:
-    """The ``k`` best of ``cands`` (already gated and filtered), fused.
+    """The ``k`` best of the candidates (already gated and filtered), fused.
 
-    BM25 postings and the vector matrix of ``cands`` are kept under ``key``
-    between queries (`retrieval.state`), checked against ``cands`` each time.
+    BM25 postings and the vector matrix of the candidates are kept under
+    ``key`` between queries (`retrieval.state`), checked against them each
+    time. ``scopes`` weighs each candidate by its anchor (`Candidates.via`).
+    Large sets are fused with numpy (`retrieval.fastfuse`, the same result),
+    and their vector side may come from the approximate index (`retrieval.ann`).
     """
+    c = gathered if isinstance(gathered, Candidates) else Candidates(gathered, [0] * len(gathered))
+    cands = c.mems
     if not cands:
         return []
     cache = cache_for(store)
-    kw = vec = None
+    if scopes is not None and all(x == 1.0 for x in scopes):
+        scopes = None
+    np = numpy_or_none()
+    large = np is not None and len(cands) >= fastfuse.FAST_MIN
+    kw: Any = None
     if tok is not None:
-        kw = cache.states.keyword_scores(
-            (key, tok.name), cands, lambda ms: cache.term_stats(tok, ms, epoch), tok(query)
+        terms = tok(query)
+        kw = cache.states.with_keywords(
+            (key, tok.name),
+            cands,
+            lambda ms: cache.term_stats(tok, ms, epoch),
+            (lambda st: st.matches(terms)) if large else (lambda st: st.scores(terms)),
         )
+    vec: Any = None
     if emb is not None:
         backend = _backend(store)
-        vec = cache.states.cosines(
-            (key, emb.name),
-            emb.dim,
-            cands,
-            lambda ms: cache.passage_vectors(emb, ms, backend, epoch),
-            cache.query_vector(emb, query),
-        )
+        q = cache.query_vector(emb, query)
+        index = None
+        if large and ann.wanted(len(cands)):
+            index = cache.ann_index(key[0], emb, epoch)
+
+        def vectors_of(ms: Sequence[Memory]) -> list[array[float]]:
+            return cache.passage_vectors(emb, ms, backend, epoch)
+
+        def use(st: VectorIndex) -> Any:
+            if not large:
+                return st.cosines(q)
+            if index is not None:
+                at = kw[0] if kw is not None else np.zeros(0, dtype=np.int64)
+                got = ann.vector_pool(index, c, st, q, at, k)
+                if got is not None:
+                    return got
+            return st.cosine_array(q)
+
+        vec = cache.states.with_vectors((key, emb.name), emb.dim, cands, vectors_of, use)
+    if large:
+        scope = np.asarray(scopes, dtype=np.float64) if scopes is not None else None
+        return fastfuse.fuse_sparse(cands, kw, vec, w, now, k, c.arrays(), scope)
+    boost = [scopes[i] for i in c.via] if scopes is not None else None
     return fuse(cands, kw, vec, w, now, k, boost)
 
 
@@ -246,27 +261,10 @@ def prepare(
     emb = _embedder(embedder)
     tok = get_tokenizer(tokenizer)
     cache = cache_for(store)
-    seen: dict[str, Memory] = {}
-    for _, visible in _gated(store, _anchors(at), namespace, None, None):
-        for m in visible:
-            seen.setdefault(m.id, m)
-    mems = list(seen.values())
+    mems = gather(store, _anchors(at), namespace, None, None).mems
     cache.term_stats(tok, mems)
     cache.passage_vectors(emb, mems, _backend(store))
     return len(mems)
-
-
-def _gated(
-    store: Store, anchors: list[str], ns: str, now: float | None, as_of: float | None
-) -> Iterator[tuple[str, list[Memory]]]:
-    """Each anchor with the records visible there, in chain order.
-
-    One ``memories(at=a)`` per anchor: the gate is the store's, untouched.
-    ``now`` and ``as_of`` go to the read, so expiry, validity and time travel
-    apply before ranking.
-    """
-    for a in anchors:
-        yield a, store.memories(at=a, namespace=ns, now=now, as_of=as_of)
 
 
 def _anchors(at: Any) -> list[str]:
@@ -288,25 +286,6 @@ def _kinds(kind: Any) -> list[str] | None:
             f"unknown kind {', '.join(map(repr, bad))}; choose from {', '.join(KINDS)}"
         )
     return sorted(items)
-
-
-def _keep(
-    m: Memory,
-    kinds: list[str] | None,
-    key_prefix: str | None,
-    meta: Mapping[str, Any] | None,
-    as_of: float | None,
-) -> bool:
-    if kinds is not None and m.kind not in kinds:
-        return False
-    if key_prefix is not None and (m.key is None or not m.key.startswith(key_prefix)):
-        return False
-    if as_of is not None and m.created_at > as_of:
-        return False
-    if meta:
-        have = m.meta or {}
-        return all(f in have and have[f] == v for f, v in meta.items())
-    return True
 
 
 def _embedder(e: Embedder | str | None) -> Embedder:

@@ -17,7 +17,7 @@ import math
 import threading
 from array import array
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from ..model import Memory
 from .cache import ROUND, TermStats, dot_python, numpy_or_none
@@ -26,6 +26,8 @@ from .keyword import K1, B
 MAX_STATES = 4
 """Candidate sets kept per store (each holds a copy of its vectors)."""
 
+T = TypeVar("T")
+
 
 class _Held:
     """The candidate list a state was made from: ids and texts, in order."""
@@ -33,9 +35,12 @@ class _Held:
     def __init__(self) -> None:
         self.ids: list[str] = []
         self.texts: list[str] = []
+        self.source: object = None  # the list last held in full (never mutated)
 
     def new_part(self, mems: Sequence[Memory]) -> list[Memory] | None:
         """The records past the held prefix, or None when ``mems`` does not extend it."""
+        if mems is self.source:  # the very list held last: nothing to check
+            return []
         n = len(self.ids)
         if len(mems) < n:
             return None
@@ -57,6 +62,8 @@ class KeywordIndex(_Held):
         self.postings: dict[str, list[tuple[int, int]]] = {}
         self.lengths: list[int] = []
         self.total = 0
+        self._arrays: dict[str, tuple[int, Any, Any]] = {}  # term -> (count, positions, tfs)
+        self._lengths: tuple[int, Any] = (0, None)
 
     def add(self, stats: Sequence[TermStats]) -> None:
         postings, base = self.postings, len(self.lengths)
@@ -73,8 +80,15 @@ class KeywordIndex(_Held):
     def scores(self, query_terms: Sequence[str]) -> list[float]:
         """`keyword.bm25` of the held candidates, from the postings: the same
         arithmetic in the same order, so the very same floats."""
+        scores = [0.0] * len(self.lengths)
+        for i, v in self.sparse(query_terms).items():
+            scores[i] = v
+        return scores
+
+    def sparse(self, query_terms: Sequence[str]) -> dict[int, float]:
+        """The nonzero `scores`, by position (in first-match order)."""
         n = len(self.lengths)
-        scores = [0.0] * n
+        scores: dict[int, float] = {}
         terms = list(dict.fromkeys(query_terms))
         if not n or not terms:
             return scores
@@ -88,8 +102,39 @@ class KeywordIndex(_Held):
             idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
             for i, f in hits:
                 norm = K1 * (1 - B + B * lengths[i] / avg)
-                scores[i] += idf * f * (K1 + 1) / (f + norm)
+                scores[i] = scores.get(i, 0.0) + idf * f * (K1 + 1) / (f + norm)
         return scores
+
+    def matches(self, query_terms: Sequence[str]) -> tuple[Any, Any]:
+        """The nonzero `scores` as numpy arrays (positions ascending, scores):
+        the same arithmetic, term by term in the same order, on arrays."""
+        np = numpy_or_none()
+        n = len(self.lengths)
+        terms = list(dict.fromkeys(query_terms))
+        if not n or not terms:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+        avg = self.total / n or 1.0
+        if self._lengths[0] != n:
+            self._lengths = (n, np.asarray(self.lengths, dtype=np.int64))
+        lengths = self._lengths[1]
+        scores = np.zeros(n, dtype=np.float64)
+        hit = np.zeros(n, dtype=bool)
+        for t in terms:
+            plist = self.postings.get(t)
+            if not plist:
+                continue
+            got = self._arrays.get(t)
+            if got is None or got[0] != len(plist):
+                pairs = np.asarray(plist, dtype=np.int64)
+                got = self._arrays[t] = (len(plist), pairs[:, 0].copy(), pairs[:, 1].copy())
+            _, at, f = got
+            df = len(plist)
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            norm = K1 * (1 - B + B * lengths[at] / avg)
+            scores[at] += idf * f * (K1 + 1) / (f + norm)
+            hit[at] = True
+        at = np.flatnonzero(hit)
+        return at, scores[at]
 
 
 class VectorIndex(_Held):
@@ -121,9 +166,24 @@ class VectorIndex(_Held):
         np = numpy_or_none()
         if n < 64 or np is None:
             return dot_python(q, self.vecs)
-        prod = self._buf[:n] @ np.frombuffer(q.tobytes(), dtype=np.float32)
-        scores: list[float] = np.round(prod.astype(np.float64), ROUND).tolist()
+        scores: list[float] = self.cosine_array(q).tolist()
         return scores
+
+    def cosine_array(self, q: array[float]) -> Any:
+        """`cosines` as a numpy float64 array (numpy installed, at least one row)."""
+        np = numpy_or_none()
+        prod = self._buf[: len(self.vecs)] @ np.frombuffer(q.tobytes(), dtype=np.float32)
+        return np.round(prod.astype(np.float64), ROUND)
+
+    def rows_cosines(self, q: array[float], rows: Any) -> Any:
+        """`cosine_array` of the given rows only (a numpy int array)."""
+        np = numpy_or_none()
+        prod = self._buf[rows] @ np.frombuffer(q.tobytes(), dtype=np.float32)
+        return np.round(prod.astype(np.float64), ROUND)
+
+    def matrix(self) -> Any:
+        """The held rows as a numpy float32 matrix (a view: read it under the lock)."""
+        return self._buf[: len(self.vecs)]
 
 
 class SearchStates:
@@ -146,15 +206,14 @@ class SearchStates:
             del self._states[next(iter(self._states))]
         return st
 
-    def keyword_scores(
+    def with_keywords(
         self,
         key: Hashable,
         mems: Sequence[Memory],
         stats_of: Callable[[Sequence[Memory]], list[TermStats]],
-        query_terms: Sequence[str],
-    ) -> list[float]:
-        """BM25 of each of ``mems`` for the query, from their postings, brought up
-        to date first (``stats_of`` derives the new records' term stats)."""
+        use: Callable[[KeywordIndex], T],
+    ) -> T:
+        """``use`` applied, under the lock, to the postings of ``mems`` brought up to date."""
         with self._lock:
             st = self._get(("kw", key), KeywordIndex)
             assert isinstance(st, KeywordIndex)
@@ -165,17 +224,18 @@ class SearchStates:
             if new:
                 st.add(stats_of(new))
                 st.hold(new)
-            return st.scores(query_terms)
+            st.source = mems
+            return use(st)
 
-    def cosines(
+    def with_vectors(
         self,
         key: Hashable,
         dim: int,
         mems: Sequence[Memory],
         vectors_of: Callable[[Sequence[Memory]], list[array[float]]],
-        q: array[float],
-    ) -> list[float]:
-        """Cosine of ``q`` with each of ``mems``, from their matrix, brought up to date."""
+        use: Callable[[VectorIndex], T],
+    ) -> T:
+        """``use`` applied, under the lock, to the matrix of ``mems`` brought up to date."""
         with self._lock:
             st = self._get(("vec", key, dim), lambda: VectorIndex(dim))
             assert isinstance(st, VectorIndex)
@@ -186,4 +246,27 @@ class SearchStates:
             if new:
                 st.add(vectors_of(new))
                 st.hold(new)
-            return st.cosines(q)
+            st.source = mems
+            return use(st)
+
+    def keyword_scores(
+        self,
+        key: Hashable,
+        mems: Sequence[Memory],
+        stats_of: Callable[[Sequence[Memory]], list[TermStats]],
+        query_terms: Sequence[str],
+    ) -> list[float]:
+        """BM25 of each of ``mems`` for the query, from their postings, brought up
+        to date first (``stats_of`` derives the new records' term stats)."""
+        return self.with_keywords(key, mems, stats_of, lambda st: st.scores(query_terms))
+
+    def cosines(
+        self,
+        key: Hashable,
+        dim: int,
+        mems: Sequence[Memory],
+        vectors_of: Callable[[Sequence[Memory]], list[array[float]]],
+        q: array[float],
+    ) -> list[float]:
+        """Cosine of ``q`` with each of ``mems``, from their matrix, brought up to date."""
+        return self.with_vectors(key, dim, mems, vectors_of, lambda st: st.cosines(q))

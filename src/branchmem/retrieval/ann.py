@@ -1,0 +1,202 @@
+"""An approximate vector index for large visible sets (extra ``branchmem[ann]``: hnswlib).
+
+The gate stays first. One HNSW index per namespace and embedder holds the
+vectors of every record a search has ranked there (it grows as searches see
+new records). A search over ``n`` visible records asks it for the vector
+neighbours of the query, over-fetching by the share of indexed records that
+are visible, and keeps only those in the candidate set the gate just gave
+(matched by id and text): an indexed record that is hidden, retracted,
+expired or purged is skipped, whatever the index holds. The search falls
+back to the exact ranking when the extra is not installed, when fewer than
+`Settings.min_visible` records are visible, when they are less than
+`Settings.min_share` of the indexed records (the over-fetch would approach a
+full scan), when the filtered neighbours do not fill the pool, or when the
+keyword matches are more than ``1/far_share`` of the set (computing their
+cosines would cost more than ranking everything exactly).
+
+The index is dropped with the rest of the store's ranking cache on any
+erasure (`RankCache.sync`, `RankCache.forget`), so it never holds a purged
+record's vector for long, and never returns one.
+
+Hybrid ranking needs each record's vector rank. The pool's ranks are exact
+among the neighbours found; a keyword match outside the pool gets its exact
+cosine, ranked among the pool when it would belong there, else estimated
+from an evenly spaced sample of the candidates (at least pool size + 1).
+Keyword ranks are always exact. So the result is approximate, and measured
+(`bench/search.py`: top-10 recall against the exact ranking).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from array import array
+from dataclasses import dataclass
+from typing import Any
+
+from .cache import digest, numpy_or_none
+from .candidates import Candidates
+from .fastfuse import competition_ranks
+from .state import VectorIndex
+
+
+@dataclass
+class Settings:
+    """When the index is used (module-wide; `SETTINGS`)."""
+
+    enabled: bool = True
+    min_visible: int = 20_000
+    """Smaller candidate sets are ranked exactly (it is fast enough)."""
+    min_share: float = 0.25
+    """Visible records below this share of the indexed ones: ranked exactly."""
+    pool: int = 256
+    """Vector neighbours ranked per query (at least 4 × k)."""
+    overfetch: float = 1.5
+    """Extra neighbours asked for, beyond what the visible share predicts."""
+    far_share: int = 8
+    """More keyword matches than 1/far_share of the set: exact (0: never)."""
+    sample: int = 2048
+    """Candidates sampled to estimate the vector rank of far keyword matches."""
+    links: int = 16
+    ef_construction: int = 128
+
+
+SETTINGS = Settings()
+
+_lib: Any = None
+
+
+def library() -> Any:
+    """The hnswlib module, or None when the extra is not installed."""
+    global _lib
+    if _lib is None:
+        try:
+            import hnswlib
+        except ImportError:
+            _lib = False
+        else:
+            _lib = hnswlib
+    return _lib or None
+
+
+def wanted(n: int) -> bool:
+    """Is the index to be tried for ``n`` visible records (enabled, installed, large)?"""
+    return SETTINGS.enabled and n >= SETTINGS.min_visible and library() is not None
+
+
+class NamespaceIndex:
+    """The HNSW index of one namespace's vectors under one embedder."""
+
+    def __init__(self, dim: int) -> None:
+        lib = library()
+        self.dim = dim
+        self.index = lib.Index(space="ip", dim=dim)
+        self.index.init_index(
+            max_elements=1024, ef_construction=SETTINGS.ef_construction, M=SETTINGS.links
+        )
+        self.index.set_num_threads(1)  # one thread: the same graph every time
+        self.ids: list[str] = []  # label -> record id
+        self.texts: list[str] = []  # label -> digest of the text its vector was made from
+        self.labels: dict[str, int] = {}  # record id -> its latest label
+        self.covered: set[int] = set()  # id() of candidate sets fully added
+        self._keep: list[Candidates] = []  # ... kept alive while their id() is noted
+        self.lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def cover(self, cands: Candidates, vecs: VectorIndex) -> None:
+        """Add the records of ``cands`` not yet indexed (rows of ``vecs``, its matrix)."""
+        if id(cands) in self.covered:
+            return
+        np = numpy_or_none()
+        new = []
+        for i, m in enumerate(cands.mems):
+            lab = self.labels.get(m.id)
+            if lab is None or self.texts[lab] != digest(m.content):
+                new.append(i)
+        if new:
+            rows = np.asarray(new, dtype=np.int64)
+            need = len(self.ids) + len(new)
+            if need > self.index.get_max_elements():
+                self.index.resize_index(max(need, 2 * self.index.get_max_elements()))
+            labels = np.arange(len(self.ids), need, dtype=np.int64)
+            self.index.add_items(vecs.matrix()[rows], labels)
+            for i, lab in zip(new, labels.tolist(), strict=True):
+                m = cands.mems[i]
+                self.ids.append(m.id)
+                self.texts.append(digest(m.content))
+                self.labels[m.id] = lab
+        self.covered.add(id(cands))
+        self._keep.append(cands)
+        del self._keep[:-8]
+        self.covered.intersection_update(id(c) for c in self._keep)
+
+    def neighbours(self, q: array[float], n: int) -> list[int]:
+        """Labels of (about) the ``n`` nearest vectors to ``q``, nearest first."""
+        np = numpy_or_none()
+        n = min(n, len(self.ids))
+        self.index.set_ef(max(n, 64))
+        try:
+            labels, _ = self.index.knn_query(np.frombuffer(q.tobytes(), dtype=np.float32), k=n)
+        except RuntimeError:  # the graph walk found fewer than n: the caller ranks exactly
+            return []
+        out: list[int] = labels[0].tolist()
+        return out
+
+
+def vector_pool(
+    index: NamespaceIndex,
+    cands: Candidates,
+    vecs: VectorIndex,
+    q: array[float],
+    keyword_at: Any,
+    limit: int,
+) -> tuple[Any, Any, Any] | None:
+    """(pool positions, their cosines, their vector ranks) for ``cands``, from
+    the index; None to rank exactly instead. ``keyword_at``: the positions of
+    keyword matches (numpy), which join the pool."""
+    np = numpy_or_none()
+    n = len(cands.mems)
+    if len(keyword_at) * SETTINGS.far_share > n:  # cheaper to rank every candidate exactly
+        return None
+    with index.lock:
+        index.cover(cands, vecs)
+        if n < SETTINGS.min_share * len(index):
+            return None
+        want = min(n, max(SETTINGS.pool, 4 * limit))
+        fetch = math.ceil(want * len(index) / n * SETTINGS.overfetch) + limit
+        labels = index.neighbours(q, fetch)
+        ids, texts = index.ids, index.texts
+    where = cands.positions()
+    mems = cands.mems
+    found: list[int] = []
+    taken: set[int] = set()
+    for lab in labels:
+        i = where.get(ids[lab])
+        if i is not None and i not in taken and digest(mems[i].content) == texts[lab]:
+            found.append(i)  # gated, and made from the same text
+            taken.add(i)
+            if len(found) == want:
+                break
+    if len(found) < want:
+        return None
+    top = np.asarray(found, dtype=np.int64)
+    top_cos = vecs.rows_cosines(q, top)
+    top_rank = competition_ranks(top_cos)
+    far = np.setdiff1d(keyword_at, top, assume_unique=True)
+    if not len(far):
+        return top, top_cos, top_rank
+    far_cos = vecs.rows_cosines(q, far)
+    asc = np.sort(top_cos)
+    among = len(top_cos) - np.searchsorted(asc, far_cos, side="right") + 1
+    step = max(1, n // SETTINGS.sample)
+    sample = np.sort(vecs.rows_cosines(q, np.arange(0, n, step)))
+    above = len(sample) - np.searchsorted(sample, far_cos, side="right")
+    guess = np.maximum(want + 1, 1 + (above * n) // len(sample))
+    far_rank = np.where(far_cos >= asc[0], among, guess)
+    return (
+        np.concatenate([top, far]),
+        np.concatenate([top_cos, far_cos]),
+        np.concatenate([top_rank, far_rank]),
+    )
