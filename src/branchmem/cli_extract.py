@@ -22,7 +22,9 @@ def register(sub: Any) -> None:
             "and write what it proposes as gated records. Running it again writes nothing."
         ),
     )
-    p.add_argument("--db", required=True, help="SQLite store file (opened, never created)")
+    p.add_argument(
+        "--db", required=True, help="SQLite store file or postgresql:// URL (opened, never created)"
+    )
     p.add_argument("--at", required=True, help="anchor: an event id or a branch name")
     p.add_argument("--window", type=int, default=8, help="events to read (default 8)")
     p.add_argument("--namespace", default="default", help="namespace (default: %(default)s)")
@@ -39,7 +41,9 @@ def register(sub: Any) -> None:
         help="print what a model sees at an anchor: memories and the last messages",
         description="The prompt block of Store.context at --at (repeat --at for a chain).",
     )
-    c.add_argument("--db", required=True, help="SQLite store file (opened, never created)")
+    c.add_argument(
+        "--db", required=True, help="SQLite store file or postgresql:// URL (opened, never created)"
+    )
     c.add_argument("--at", action="append", required=True, help="anchor; repeat for a chain")
     c.add_argument("--query", help="rank the memories for this question")
     c.add_argument("--window", type=int, default=8, help="messages shown (default 8)")

@@ -22,7 +22,9 @@ def register(sub: Any) -> None:
         "adds only what is new.",
     )
     p.add_argument("file", nargs="+", help="export file, or a folder of SillyTavern chats")
-    p.add_argument("--db", required=True, help="SQLite store file (created if missing)")
+    p.add_argument(
+        "--db", required=True, help="SQLite store file or postgresql:// URL (created if missing)"
+    )
     p.add_argument(
         "--format",
         choices=("auto", *FORMATS),

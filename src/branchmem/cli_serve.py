@@ -8,7 +8,7 @@ import ipaddress
 import sys
 from typing import Any
 
-from .errors import InvalidInput
+from .errors import BranchmemError, InvalidInput, StorageError
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
@@ -18,7 +18,10 @@ def register(sub: Any) -> None:
         "serve",
         help="serve a store over HTTP (OpenAPI at /openapi.json, docs at /docs, MCP at /mcp)",
     )
-    serve.add_argument("--db", required=True, help="the SQLite store file (keys in DB.keys)")
+    serve.add_argument(
+        "--db", required=True, help="the SQLite store file (keys in DB.keys) or a PostgreSQL URL"
+    )
+    _keys_option(serve)
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8080)
     serve.add_argument(
@@ -35,7 +38,7 @@ def register(sub: Any) -> None:
     serve.set_defaults(func=cmd_serve)
 
     mcp = sub.add_parser("mcp", help="serve a store's MCP tools over stdio")
-    mcp.add_argument("--db", required=True, help="the SQLite store file")
+    mcp.add_argument("--db", required=True, help="the SQLite store file or a PostgreSQL URL")
     mcp.add_argument("--namespace", default="default", help="the namespace the tools act on")
     mcp.add_argument(
         "--principal", default="mcp", help="the actor written in the audit log (default: mcp)"
@@ -48,6 +51,7 @@ def register(sub: Any) -> None:
     ksub = keys.add_subparsers(dest="keys_command", metavar="ACTION", required=True)
     create = ksub.add_parser("create", help="make a key; it is printed once, on the last line")
     create.add_argument("--db", required=True)
+    _keys_option(create)
     create.add_argument("--principal", required=True, help="who the key acts as (audit actor)")
     create.add_argument(
         "--grant",
@@ -59,11 +63,35 @@ def register(sub: Any) -> None:
     create.set_defaults(func=cmd_keys_create)
     lst = ksub.add_parser("list", help="the keys (never their secrets)")
     lst.add_argument("--db", required=True)
+    _keys_option(lst)
     lst.set_defaults(func=cmd_keys_list)
     revoke = ksub.add_parser("revoke", help="revoke a key by its id")
     revoke.add_argument("--db", required=True)
+    _keys_option(revoke)
     revoke.add_argument("key_id", help="the id shown by `keys list` (the part after bm_)")
     revoke.set_defaults(func=cmd_keys_revoke)
+
+
+def _keys_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--keys",
+        default=None,
+        metavar="FILE",
+        help="the keys file (default: DB.keys next to an SQLite store; needed with a URL)",
+    )
+
+
+def _need_server(command: str) -> None:
+    """Fail with one line, not a traceback, when the ``server`` extra is missing."""
+    try:
+        import fastapi  # noqa: F401
+        import mcp  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as exc:
+        raise BranchmemError(
+            f"`branchmem {command}` needs the server extra ({exc.name or exc} is not installed): "
+            "pip install 'branchmem[server]'"
+        ) from None
 
 
 def _redact_option(parser: argparse.ArgumentParser) -> None:
@@ -82,17 +110,28 @@ def _open(args: argparse.Namespace) -> Any:
     return Store(args.db, redactor=Redactor(args.redact) if args.redact else None)
 
 
-def _keys(db: str) -> Any:
+def _keys(args: argparse.Namespace) -> Any:
     from .server.auth import KeyStore, keys_path
 
-    return KeyStore(keys_path(db))
+    path = args.keys
+    if path is None:
+        if "://" in args.db:  # a server database: no file of its own to sit next to
+            raise InvalidInput(
+                "--db is a database URL, so there is no store file to keep the keys next to; "
+                "name a local keys file with --keys FILE (made with mode 0600)"
+            )
+        path = keys_path(args.db)
+    try:
+        return KeyStore(path)
+    except OSError as exc:
+        raise StorageError(f"cannot open the keys file {path!r}: {exc.strerror or exc}") from None
 
 
 def cmd_keys_create(args: argparse.Namespace) -> int:
     from .server.auth import check_new_key
 
     check_new_key(args.principal, args.grant)  # before the keys file is made
-    info, key = _keys(args.db).create(args.principal, args.grant)
+    info, key = _keys(args).create(args.principal, args.grant)
     print(f"key {info.id} for {info.principal}: {', '.join(map(str, info.grants))}")
     print("store it now; it is not shown again:")
     print(key)
@@ -100,14 +139,14 @@ def cmd_keys_create(args: argparse.Namespace) -> int:
 
 
 def cmd_keys_list(args: argparse.Namespace) -> int:
-    for k in _keys(args.db).list():
+    for k in _keys(args).list():
         state = "revoked" if k.revoked_at is not None else "active"
         print(f"{k.id}\t{k.principal}\t{state}\t{' '.join(map(str, k.grants))}")
     return 0
 
 
 def cmd_keys_revoke(args: argparse.Namespace) -> int:
-    info = _keys(args.db).revoke(args.key_id)
+    info = _keys(args).revoke(args.key_id)
     print(f"revoked {info.id} ({info.principal})")
     return 0
 
@@ -122,8 +161,10 @@ def _is_loopback(host: str) -> bool:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    _need_server("serve")
     import uvicorn
 
+    from .backends.pg_conn import public_url
     from .server.app import create_app
     from .server.service import Limits
 
@@ -132,7 +173,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             f"--no-auth serves only on loopback (127.0.0.1 or ::1), not {args.host!r}; "
             "create a key with `branchmem keys create` to serve beyond this machine"
         )
-    keys = None if args.no_auth else _keys(args.db)
+    keys = None if args.no_auth else _keys(args)
     if args.no_auth:
         print(
             "branchmem: warning: serving WITHOUT authentication: every local caller is admin "
@@ -142,7 +183,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     limits = Limits(args.max_body, args.max_batch, args.max_k)
     store = _open(args)
     app = create_app(store, keys, limits=limits, embedder=args.embedder, mcp=not args.no_mcp)
-    print(f"branchmem: serving {args.db} on http://{args.host}:{args.port}", file=sys.stderr)
+    shown = public_url(args.db)  # a URL's password stays out of the log
+    print(f"branchmem: serving {shown} on http://{args.host}:{args.port}", file=sys.stderr)
     try:
         uvicorn.run(app, host=args.host, port=args.port, log_level="warning", workers=1)
     finally:
@@ -151,6 +193,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
+    _need_server("mcp")
     from .server.app import Served
     from .server.auth import Grant, Principal
     from .server.mcp_tools import build_mcp

@@ -78,7 +78,8 @@ class Memory:
     ``sources`` are the events it was derived from; it is visible at an
     anchor only if every source is the anchor or one of its ancestors.
     A retraction has ``kind == "retraction"`` and names its ``target``.
-    ``seq`` is the store's write order, used for deterministic ordering.
+    ``seq`` is its write order within its namespace (1, 2, ... per namespace),
+    used for deterministic ordering.
     """
 
     id: str

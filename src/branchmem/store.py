@@ -41,6 +41,21 @@ if TYPE_CHECKING:
 _Item = TypeVar("_Item", Event, Memory)
 
 
+def _postgres(url: str, *, create: bool, durability: str) -> Backend:
+    """A `PostgresBackend`, or one line naming the extra when psycopg is missing."""
+    from .backends.postgres import PostgresBackend
+
+    try:
+        return PostgresBackend(url, create=create, durability=durability)
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("psycopg", "psycopg_pool"):
+            raise
+        raise InvalidInput(
+            f"a PostgreSQL store needs the postgres extra ({exc.name} is not installed): "
+            "pip install 'branchmem[postgres]'"
+        ) from exc
+
+
 class Store(EventOps, RecordOps, ReadOps, BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
     """A memory store whose history is a tree (or a DAG).
 
@@ -114,9 +129,12 @@ class Store(EventOps, RecordOps, ReadOps, BranchOps, MergeOps, LifecycleOps, Pur
                 raise InvalidInput("readonly=True applies to a store file; pass its path")
             self._b = MemoryBackend()
         elif isinstance(path, str) and path.startswith(("postgresql://", "postgres://")):
-            from .backends.postgres import PostgresBackend
-
-            self._b = PostgresBackend(path, create=create, durability=durability)
+            if readonly:  # refused rather than ignored: a caller relying on it must know
+                raise InvalidInput(
+                    "readonly=True applies to SQLite store files; a PostgreSQL store has no "
+                    "read-only mode"
+                )
+            self._b = _postgres(path, create=create, durability=durability)
         else:
             from .backends.sqlite import SQLiteBackend
 
