@@ -297,7 +297,7 @@ def test_cli_shows_embedding_progress(tmp_path: Path, capsys: pytest.CaptureFixt
     args = ["--db", str(db), "--at", "e149", "--embedder", "hashing-64", "--progress"]
     assert main(["prepare", *args]) == 0
     out, err = capsys.readouterr()
-    assert out == "150 visible records embedded and tokenized\n"
+    assert out == "150 visible records ready to search (vectors computed or already stored)\n"
     assert err.startswith("\rembedding [") and err.endswith("] 150/150\n")
     assert "] 0/150\r" in err  # drawn at the start, redrawn at most ten times a second
     # the vectors are stored with the records: a search in a new process embeds

@@ -182,7 +182,7 @@ def _prepare(args: argparse.Namespace) -> int:
             embedder=args.embedder,
             tokenizer=args.tokenizer,
         )
-    print(f"{n} visible records embedded and tokenized")
+    print(f"{n} visible records ready to search (vectors computed or already stored)")
     return 0
 
 
