@@ -45,6 +45,18 @@ from branchmem import Store
 from branchmem.backends.sqlite import SEP
 
 
+def plain_sqlite(path: Path) -> sqlite3.Connection:
+    """The ingest baseline's database: one events table, no index."""
+    plain = sqlite3.connect(path, isolation_level=None)
+    plain.execute("PRAGMA journal_mode=WAL")
+    plain.execute("PRAGMA synchronous=NORMAL")
+    plain.execute(
+        "CREATE TABLE events (ns INTEGER, id TEXT, parents TEXT, role TEXT, content TEXT, "
+        "meta TEXT, created_at REAL)"
+    )
+    return plain
+
+
 def make_history(n: int, seed: int = 7) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
     rng = random.Random(seed)
     events: list[dict[str, Any]] = [
@@ -305,13 +317,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="branchmem-bench-"))
     db_path = tmp / "gate.db"
     sq = Store(db_path)
-    plain = sqlite3.connect(tmp / "plain.db", isolation_level=None)
-    plain.execute("PRAGMA journal_mode=WAL")
-    plain.execute("PRAGMA synchronous=NORMAL")
-    plain.execute(
-        "CREATE TABLE events (ns INTEGER, id TEXT, parents TEXT, role TEXT, content TEXT, "
-        "meta TEXT, created_at REAL)"
-    )
+    plain = plain_sqlite(tmp / "plain.db")
     now = time.time()
     # Batch by batch, ours then the plain insert of the same rows, so that both
     # meet the same machine conditions (this machine is shared and noisy).

@@ -140,6 +140,7 @@ class EventOps(StoreParts):
         ingest.prefetch(
             dict.fromkeys([e.id for e in events] + [p for e in events for p in e.parents])
         )
+        ingest.prefetch_tips(events)
         ingest.add_all(events, {n for n, _ in self._b.list_branches(ns)})
 
     def _ingest(self, ns: str, events: list[Event]) -> list[Event]:
@@ -163,6 +164,7 @@ class EventOps(StoreParts):
             ingest.prefetch(p for e in events for p in e.parents)
         else:
             ingest.prefetch(dict.fromkeys(ids + [p for e in events for p in e.parents]))
+        ingest.prefetch_tips(events)
         names = {n for n, _ in self._b.list_branches(ns)}
         try:
             out = ingest.add_all(events, names)

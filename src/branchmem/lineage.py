@@ -192,6 +192,7 @@ class Ingest:
         self._next_seg: int | None = None
         self._new_seg_parents: dict[int, tuple[Pos, ...]] = {}
         self._new_ids: set[str] = set()
+        self._stored_tips: dict[int, int] = {}
 
     # lookups through the overlay ------------------------------------------
     def prefetch(self, ids: Iterable[str]) -> None:
@@ -205,6 +206,12 @@ class Ingest:
         # Only unconnected ids can have waiting children: when every id is connected
         # (a reply to a stored message), no lookup at all.
         pending = [i for i in want if (r := found.get(i)) is None or r.pos is None]
+        for i in pending:
+            # A waiting row is copied: planning gives it a position, and a
+            # backend's own row (the memory backend's) must keep none until the
+            # plan is written; a plan that fails is then planned again cleanly.
+            if (r := found.get(i)) is not None:
+                rows[i] = EventRow(r.event, None)
         if not pending:
             return
         got = self.b.waiting_children(self.ns, pending)
@@ -237,10 +244,29 @@ class Ingest:
             self.prefetch([event_id])
         return self.waits.get(event_id, [])
 
+    def prefetch_tips(self, events: list[Event]) -> None:
+        """Fetch in one call the stored tips of the segments that the batch's
+        single parents sit in (each would otherwise be one lookup in `_tip`).
+        Only worth a call for two segments or more: one is fetched when needed."""
+        rows, known = self.rows, self._stored_tips
+        segs = {
+            r.pos[0]
+            for e in events
+            if len(e.parents) == 1
+            and (r := rows.get(e.parents[0])) is not None
+            and r.pos is not None
+            and r.pos[0] not in known
+        }
+        if len(segs) > 1:
+            known.update(self.b.segment_tips(self.ns, segs))
+
     def _tip(self, seg: int) -> int:
+        """The segment's last seq: planned in this batch, or as stored."""
         tip = self.plan.tips.get(seg)
         if tip is None:
-            tip = self.b.segment_tips(self.ns, [seg])[seg]
+            tip = self._stored_tips.get(seg)
+            if tip is None:
+                tip = self._stored_tips[seg] = self.b.segment_tips(self.ns, [seg])[seg]
         return tip
 
     def seg_parents_overlay(self, segs: Iterable[int]) -> dict[int, tuple[Pos, ...]]:

@@ -153,7 +153,8 @@ class MemoryBackend:
 
     def segment_tips(self, ns: str, segs: Iterable[int]) -> dict[int, int]:
         tips = self._read(ns).tips
-        return {s: tips[s] for s in segs}
+        # As the SQL backends: a segment not stored is left out.
+        return {s: tips[s] for s in segs if s in tips}
 
     def max_segment(self, ns: str) -> int:
         sp = self._read(ns)

@@ -15,6 +15,8 @@ import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from itertools import repeat
+from operator import is_
 from typing import Any
 
 from ..errors import StorageError
@@ -63,17 +65,52 @@ def copy_text(ns: str, rows: list[tuple[Any, ...]]) -> str:
     """``rows`` (text, numbers or None), each after ``ns``, in ``COPY``'s text
     format: one string built here is far cheaper than a row at a time.
 
+    Built a column at a time: a column of text is escaped value by value only
+    when one of its values holds a character that needs it (rare), and the
+    rows are joined by ``str.join`` over the columns. Equal to
+    `copy_text_simple` (a property test holds it to that).
+
     >>> copy_text("n", [("a\\tb", 1.5, None, 2)])
     'n\\ta\\\\tb\\t1.5\\t\\\\N\\t2\\n'
     """
-    head = ns.translate(_COPY_ESCAPES) + "\t"
+    if not rows:
+        return ""
+    texts = [_column_text(list(col)) for col in zip(*rows, strict=True)]
+    head = [ns.translate(_COPY_ESCAPES)] * len(rows)
+    return "\n".join(map("\t".join, zip(head, *texts, strict=True))) + "\n"
+
+
+_NEEDS_ESCAPE = re.compile(r"[\\\t\n\r]").search
+
+
+def _column_text(col: list[Any]) -> list[str]:
+    """One column's values as ``COPY`` text (see `copy_text`)."""
+    kinds = set(map(type, col))
+    if kinds <= {str, type(None)}:
+        strs = [v for v in col if v is not None] if type(None) in kinds else col
+        if _NEEDS_ESCAPE("".join(strs)):
+            return ["\\N" if v is None else v.translate(_COPY_ESCAPES) for v in col]
+        return ["\\N" if v is None else v for v in col] if type(None) in kinds else col
+    if str not in kinds and type(None) not in kinds:
+        first = col[0]
+        if all(map(is_, col, repeat(first))):  # one time stamp for a whole batch
+            return [repr(first)] * len(col)
+        return list(map(repr, col))
+    return [
+        "\\N" if v is None else v.translate(_COPY_ESCAPES) if type(v) is str else repr(v)
+        for v in col
+    ]
+
+
+def copy_text_simple(ns: str, rows: list[tuple[Any, ...]]) -> str:
+    """`copy_text` a row and a value at a time: the plain reference."""
     out = []
     for r in rows:
+        vals = [ns, *r]
         out.append(
-            head
-            + "\t".join(
+            "\t".join(
                 "\\N" if v is None else v.translate(_COPY_ESCAPES) if type(v) is str else repr(v)
-                for v in r
+                for v in vals
             )
         )
     out.append("")

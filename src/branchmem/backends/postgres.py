@@ -36,6 +36,8 @@ from .sqlrows import (
     record_values,
 )
 
+PROBE_FROM = 1000
+"""Ids from which a lookup of waiting rows first checks that the namespace has any."""
 _EVENT_TYPES = "text, text, text, text, text, float8, int8, int8"
 _REC_TYPES = (
     "int8, text, text, text, text, text, float8, text, text, float8, int8, int8, text, "
@@ -114,6 +116,12 @@ class PostgresBackend(PgMeta):
         self, table: str, a: str, b: str, ns: str, ids: Iterable[str]
     ) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
+        ids = list(ids)
+        # Waiting rows are rare: for a large batch, one look whether the
+        # namespace has any costs less than sending every id.
+        probe = f"SELECT 1 FROM {table} WHERE ns = %(ns)s LIMIT 1"
+        if len(ids) > PROBE_FROM and not self._q(probe, {"ns": ns}):
+            return out
         sql = f"SELECT {a}, {b} FROM {table} WHERE ns = %(ns)s AND {a} = {IDS}"
         for x, y in self._ids(sql, ns, ids):
             out.setdefault(x, []).append(y)
