@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -23,6 +24,49 @@ from .base import (
     RecordRow,
 )
 
+_EVENT_SEG = EventRow.__dict__["pos"]  # the base slot, holding the segment alone
+_RECORD_SEG = RecordRow.__dict__["pos"]
+
+
+class _StoredEvent(EventRow):
+    """A stored `EventRow` that keeps its position's segment and seq in two slots:
+    no ``(seg, seq)`` tuple per event (the ints are the planner's own, mostly
+    small and shared); ``pos`` reads as the same pair."""
+
+    __slots__ = ("_seq",)
+
+    @property
+    def pos(self) -> Pos | None:
+        seg = _EVENT_SEG.__get__(self)
+        return None if seg is None else (seg, self._seq)
+
+    @pos.setter
+    def pos(self, pos: Pos | None) -> None:
+        if pos is None:
+            _EVENT_SEG.__set__(self, None)
+        else:
+            _EVENT_SEG.__set__(self, pos[0])
+            self._seq = pos[1]
+
+
+class _StoredRecord(RecordRow):
+    """A stored `RecordRow` with its position in two slots, like `_StoredEvent`."""
+
+    __slots__ = ("_seq",)
+
+    @property
+    def pos(self) -> Pos | None:
+        seg = _RECORD_SEG.__get__(self)
+        return None if seg is None else (seg, self._seq)
+
+    @pos.setter
+    def pos(self, pos: Pos | None) -> None:
+        if pos is None:
+            _RECORD_SEG.__set__(self, None)
+        else:
+            _RECORD_SEG.__set__(self, pos[0])
+            self._seq = pos[1]
+
 
 class _Space:
     """Everything of one namespace."""
@@ -34,7 +78,7 @@ class _Space:
         self.tips: dict[int, int] = {}
         self.records: dict[str, RecordRow] = {}
         # seg -> (seqs, rows), both sorted by seq; rows share the RecordRow objects
-        self.index: dict[int, tuple[list[int], list[RecordRow]]] = {}
+        self.index: dict[int, tuple[array[int], list[RecordRow]]] = {}
         self.by_target: dict[str, list[str]] = {}
         self.record_waits: dict[str, list[str]] = {}
         self.branches: dict[str, BranchRow] = {}
@@ -121,7 +165,7 @@ class MemoryBackend:
                     ev = make_event(
                         ev.id, same, ev.role, ev.content, ev.namespace, ev.meta, ev.created_at
                     )
-            events[ev.id] = EventRow(ev, r.pos)
+            events[ev.id] = _StoredEvent(ev, r.pos)
 
     def set_event_positions(self, ns: str, positions: list[tuple[str, Pos]]) -> None:
         sp = self._space(ns)
@@ -181,7 +225,7 @@ class MemoryBackend:
                 [e.event.id if (e := events.get(s)) is not None else s for s in r.memory.sources]
             )
             m = memory_with(r.memory, seq=sp.top, sources=srcs)
-            row = RecordRow(m, None, ())
+            row = _StoredRecord(m, None, ())
             sp.records[m.id] = row
             if m.expires_at is not None or m.valid_from is not None or m.valid_to is not None:
                 sp.timed += 1
@@ -195,7 +239,7 @@ class MemoryBackend:
     @staticmethod
     def _index(sp: _Space, row: RecordRow, pos: Pos, extra: tuple[Pos, ...]) -> None:
         row.pos, row.extra = pos, extra
-        seqs, rows = sp.index.setdefault(pos[0], ([], []))
+        seqs, rows = sp.index.setdefault(pos[0], (array("q"), []))
         if not seqs or seqs[-1] <= pos[1]:
             seqs.append(pos[1])
             rows.append(row)
@@ -352,7 +396,7 @@ class MemoryBackend:
         for seg in segs:  # each touched segment is rebuilt once
             seqs, rows = sp.index[seg]
             keep = [(q, r) for q, r in zip(seqs, rows, strict=True) if r.memory.id not in gone]
-            sp.index[seg] = ([q for q, _ in keep], [r for _, r in keep])
+            sp.index[seg] = (array("q", [q for q, _ in keep]), [r for _, r in keep])
         for rid in ids:
             sp.by_target.pop(rid, None)
         # The next seq follows the highest one left (as max(seq) + 1 does in SQL).
