@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from itertools import islice
+from typing import Any
 
 from ..branch_types import AuditEntry, HeadMove, Snapshot
 from ..model import Memory, make_event, memory_with
@@ -24,48 +25,39 @@ from .base import (
     RecordRow,
 )
 
-_EVENT_SEG = EventRow.__dict__["pos"]  # the base slot, holding the segment alone
-_RECORD_SEG = RecordRow.__dict__["pos"]
+
+def _split_pos(base: type) -> Any:
+    """A ``pos`` property kept in two slots: the base class's ``pos`` slot holds
+    the segment alone, ``_seq`` the seq; it reads back as the same pair."""
+    seg_slot = base.__dict__["pos"]
+
+    def get(row: Any) -> Pos | None:
+        seg = seg_slot.__get__(row)
+        return None if seg is None else (seg, row._seq)
+
+    def put(row: Any, pos: Pos | None) -> None:
+        if pos is None:
+            seg_slot.__set__(row, None)
+        else:
+            seg_slot.__set__(row, pos[0])
+            row._seq = pos[1]
+
+    return property(get, put)
 
 
 class _StoredEvent(EventRow):
-    """A stored `EventRow` that keeps its position's segment and seq in two slots:
-    no ``(seg, seq)`` tuple per event (the ints are the planner's own, mostly
-    small and shared); ``pos`` reads as the same pair."""
+    """A stored `EventRow`: no ``(seg, seq)`` tuple per event (the ints are the
+    planner's own, mostly small and shared)."""
 
     __slots__ = ("_seq",)
-
-    @property
-    def pos(self) -> Pos | None:
-        seg = _EVENT_SEG.__get__(self)
-        return None if seg is None else (seg, self._seq)
-
-    @pos.setter
-    def pos(self, pos: Pos | None) -> None:
-        if pos is None:
-            _EVENT_SEG.__set__(self, None)
-        else:
-            _EVENT_SEG.__set__(self, pos[0])
-            self._seq = pos[1]
+    pos = _split_pos(EventRow)
 
 
 class _StoredRecord(RecordRow):
-    """A stored `RecordRow` with its position in two slots, like `_StoredEvent`."""
+    """A stored `RecordRow`, its position in two slots like `_StoredEvent`'s."""
 
     __slots__ = ("_seq",)
-
-    @property
-    def pos(self) -> Pos | None:
-        seg = _RECORD_SEG.__get__(self)
-        return None if seg is None else (seg, self._seq)
-
-    @pos.setter
-    def pos(self, pos: Pos | None) -> None:
-        if pos is None:
-            _RECORD_SEG.__set__(self, None)
-        else:
-            _RECORD_SEG.__set__(self, pos[0])
-            self._seq = pos[1]
+    pos = _split_pos(RecordRow)
 
 
 class _Space:
