@@ -13,6 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from branchmem import Event, Memory, Store
+from branchmem.backends.base import EventRow, RecordRow
+from branchmem.backends.memory import _StoredEvent, _StoredRecord
 from branchmem.model import make_event, make_memory, memory_with
 
 TEXT = st.text(max_size=8)
@@ -70,3 +72,26 @@ def test_the_memory_store_keeps_one_copy_of_each_id() -> None:
     assert e2.parents[0] is e1.id and e3.parents[0] is e2.id
     (m,) = s.memories(at="e3")
     assert m.sources == ("e3", "e1") and m.sources[0] is e3.id and m.sources[1] is e1.id
+
+
+POS = st.none() | st.tuples(st.integers(0, 10**6), st.integers(0, 10**9))
+
+
+@settings(max_examples=200, deadline=None)
+@given(first=POS, then=POS, extra=st.lists(st.tuples(st.integers(0, 99), st.integers(0, 99))))
+def test_stored_rows_read_back_their_positions(
+    first: tuple[int, int] | None, then: tuple[int, int] | None, extra: list[tuple[int, int]]
+) -> None:
+    # The memory store keeps a row's segment and seq in two slots, not a tuple:
+    # what reads see is the plain row's, before and after a position is set.
+    ev, mem = Event("e"), Memory("m", "c", ("e",))
+    for stored, plain in (
+        (_StoredEvent(ev, first), EventRow(ev, first)),
+        (_StoredRecord(mem, first, tuple(extra)), RecordRow(mem, first, tuple(extra))),
+    ):
+        assert isinstance(stored, type(plain)) and stored.pos == plain.pos == first
+        assert repr(stored).partition("(")[2] == repr(plain).partition("(")[2]
+        stored.pos = plain.pos = then
+        assert stored.pos == plain.pos == then
+        assert repr(stored).partition("(")[2] == repr(plain).partition("(")[2]
+        assert not hasattr(stored, "__dict__")

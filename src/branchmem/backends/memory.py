@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import threading
+from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from itertools import islice
+from typing import Any
 
 from ..branch_types import AuditEntry, HeadMove, Snapshot
 from ..model import Memory, make_event, memory_with
@@ -24,6 +26,40 @@ from .base import (
 )
 
 
+def _split_pos(base: type) -> Any:
+    """A ``pos`` property kept in two slots: the base class's ``pos`` slot holds
+    the segment alone, ``_seq`` the seq; it reads back as the same pair."""
+    seg_slot = base.__dict__["pos"]
+
+    def get(row: Any) -> Pos | None:
+        seg = seg_slot.__get__(row)
+        return None if seg is None else (seg, row._seq)
+
+    def put(row: Any, pos: Pos | None) -> None:
+        if pos is None:
+            seg_slot.__set__(row, None)
+        else:
+            seg_slot.__set__(row, pos[0])
+            row._seq = pos[1]
+
+    return property(get, put)
+
+
+class _StoredEvent(EventRow):
+    """A stored `EventRow`: no ``(seg, seq)`` tuple per event (the ints are the
+    planner's own, mostly small and shared)."""
+
+    __slots__ = ("_seq",)
+    pos = _split_pos(EventRow)
+
+
+class _StoredRecord(RecordRow):
+    """A stored `RecordRow`, its position in two slots like `_StoredEvent`'s."""
+
+    __slots__ = ("_seq",)
+    pos = _split_pos(RecordRow)
+
+
 class _Space:
     """Everything of one namespace."""
 
@@ -34,7 +70,7 @@ class _Space:
         self.tips: dict[int, int] = {}
         self.records: dict[str, RecordRow] = {}
         # seg -> (seqs, rows), both sorted by seq; rows share the RecordRow objects
-        self.index: dict[int, tuple[list[int], list[RecordRow]]] = {}
+        self.index: dict[int, tuple[array[int], list[RecordRow]]] = {}
         self.by_target: dict[str, list[str]] = {}
         self.record_waits: dict[str, list[str]] = {}
         self.branches: dict[str, BranchRow] = {}
@@ -121,7 +157,7 @@ class MemoryBackend:
                     ev = make_event(
                         ev.id, same, ev.role, ev.content, ev.namespace, ev.meta, ev.created_at
                     )
-            events[ev.id] = EventRow(ev, r.pos)
+            events[ev.id] = _StoredEvent(ev, r.pos)
 
     def set_event_positions(self, ns: str, positions: list[tuple[str, Pos]]) -> None:
         sp = self._space(ns)
@@ -182,7 +218,7 @@ class MemoryBackend:
                 [e.event.id if (e := events.get(s)) is not None else s for s in r.memory.sources]
             )
             m = memory_with(r.memory, seq=sp.top, sources=srcs)
-            row = RecordRow(m, None, ())
+            row = _StoredRecord(m, None, ())
             sp.records[m.id] = row
             if m.expires_at is not None or m.valid_from is not None or m.valid_to is not None:
                 sp.timed += 1
@@ -196,7 +232,7 @@ class MemoryBackend:
     @staticmethod
     def _index(sp: _Space, row: RecordRow, pos: Pos, extra: tuple[Pos, ...]) -> None:
         row.pos, row.extra = pos, extra
-        seqs, rows = sp.index.setdefault(pos[0], ([], []))
+        seqs, rows = sp.index.setdefault(pos[0], (array("q"), []))
         if not seqs or seqs[-1] <= pos[1]:
             seqs.append(pos[1])
             rows.append(row)
@@ -353,7 +389,7 @@ class MemoryBackend:
         for seg in segs:  # each touched segment is rebuilt once
             seqs, rows = sp.index[seg]
             keep = [(q, r) for q, r in zip(seqs, rows, strict=True) if r.memory.id not in gone]
-            sp.index[seg] = ([q for q, _ in keep], [r for _, r in keep])
+            sp.index[seg] = (array("q", [q for q, _ in keep]), [r for _, r in keep])
         for rid in ids:
             sp.by_target.pop(rid, None)
         # The next seq follows the highest one left (as max(seq) + 1 does in SQL).
