@@ -75,6 +75,29 @@ def test_bench_freeze_names_the_folder(tmp_path: Path, capsys: pytest.CaptureFix
     assert "<folder>" not in out and str(tmp_path) in out
 
 
+def test_an_import_that_skips_every_item_fails_and_leaves_no_store_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = Path(__file__).parent / "data" / "importers"
+    new = tmp_path / "new.db"
+    # An Open WebUI export read as ChatGPT: every chat is skipped.
+    args = ["import", str(data / "openwebui.json"), "--format", "chatgpt", "--db", str(new)]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "nothing was imported" in err and "--format" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    assert main([*args, "--json"]) == 1
+    assert not new.exists()
+    # Into an existing store, the store stays (with what it held) and the exit is 1.
+    with Store(new) as store:
+        store.add_event("e1", content="kept")
+    assert main(args) == 1
+    with Store(new) as store:
+        assert store.get_event("e1").content == "kept"
+    # The same file in its own format imports.
+    assert main(["import", str(data / "openwebui.json"), "--db", str(new)]) == 0
+
+
 @pytest.mark.parametrize(
     "content",
     [b"{bad", b"[{bad", b"not json at all", b'{"neither": "a known format"}', b"\xff\xfe"],

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from .importers import FORMATS, import_export, read_export
@@ -42,13 +43,17 @@ def _import(args: argparse.Namespace) -> int:
     # one leaves no new store file behind.
     namespace = check_namespace(args.namespace)
     export = read_export(args.file if len(args.file) > 1 else args.file[0], args.format)
+    made = _new_store_file(args.db)
     with Store(args.db) as store:
         report = import_export(store, export, namespace=namespace, progress=bar)
     if bar is not None:
         bar.close()
+    failed = not report.conversations and bool(report.skipped)
+    if failed and made is not None:
+        _remove_store_file(made)  # nothing came in: leave no empty store behind
     if args.json:
         print(json.dumps(report.to_dict(), ensure_ascii=False))
-        return 0
+        return 1 if failed else 0
     conflicts = sum(len(c.conflicts) for c in report.conversations)
     print(
         f"{report.format or 'empty'}: {len(report.conversations)} conversations, "
@@ -64,7 +69,27 @@ def _import(args: argparse.Namespace) -> int:
             )
     for s in report.skipped:
         print(f"  skipped {s.id or '(no id)'}: {s.reason}")
+    if failed:
+        print(
+            f"error: nothing was imported: every item ({len(report.skipped)}) was skipped; "
+            "check the file and --format (leave it out to detect the format)",
+            file=sys.stderr,
+        )
+        return 1
     return 0
+
+
+def _new_store_file(db: str) -> Path | None:
+    """The SQLite file ``db`` names if importing would create it, else None."""
+    if "://" in db:
+        return None
+    path = Path(db)
+    return None if path.exists() else path
+
+
+def _remove_store_file(path: Path) -> None:
+    for p in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        p.unlink(missing_ok=True)
 
 
 BAR_MIN = 1 << 20
