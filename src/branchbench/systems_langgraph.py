@@ -21,6 +21,7 @@ Both need the ``langgraph`` extra; they are registered only when it is installed
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from typing import Any, TypedDict
 
 from .base import MEMORY_HEADING, Settings, System, section
@@ -84,8 +85,9 @@ class _LangGraphSystem(System):
         self.waiting: dict[str, list[tuple[str, list[dict[str, str]]]]] = {}
         self._facts: list[Derived] = []
 
+    @abstractmethod
     def make(self) -> tuple[Any, Any]:
-        raise NotImplementedError
+        """The checkpointer and the store the graph runs on."""
 
     def on_record(self, record: Derived) -> None:
         if record.kind == "fact":
