@@ -57,6 +57,44 @@ def plain_sqlite(path: Path) -> sqlite3.Connection:
     return plain
 
 
+def sqlite_insert(plain: sqlite3.Connection) -> Callable[[list[dict[str, Any]], float], None]:
+    """The SQLite ingest baseline: a plain ``executemany`` of a batch's rows."""
+
+    def insert(chunk: list[dict[str, Any]], now: float) -> None:
+        plain.execute("BEGIN")
+        plain.executemany(
+            "INSERT INTO events VALUES (?,?,?,?,?,?,?)",
+            ((1, e["id"], e["parent"], e["role"], e["content"], None, now) for e in chunk),
+        )
+        plain.execute("COMMIT")
+
+    return insert
+
+
+def ingest_alternately(
+    store: Store,
+    events: list[dict[str, Any]],
+    batch: int,
+    plain: Callable[[list[dict[str, Any]], float], None],
+) -> tuple[float, float]:
+    """Seconds to ingest ``events`` into ``store`` and through the baseline ``plain``.
+
+    Batch by batch, ours then the plain insert of the same rows, so that both
+    meet the same machine conditions (this machine is shared and noisy).
+    """
+    now = time.time()
+    t_ingest = t_plain = 0.0
+    for i in range(0, len(events), batch):
+        chunk = events[i : i + batch]
+        t = time.perf_counter()
+        store.add_events(chunk)
+        t_ingest += time.perf_counter() - t
+        t = time.perf_counter()
+        plain(chunk, now)
+        t_plain += time.perf_counter() - t
+    return t_ingest, t_plain
+
+
 def make_history(n: int, seed: int = 7) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
     rng = random.Random(seed)
     events: list[dict[str, Any]] = [
@@ -318,23 +356,7 @@ def main() -> None:
     db_path = tmp / "gate.db"
     sq = Store(db_path)
     plain = plain_sqlite(tmp / "plain.db")
-    now = time.time()
-    # Batch by batch, ours then the plain insert of the same rows, so that both
-    # meet the same machine conditions (this machine is shared and noisy).
-    t_ingest = t_plain = 0.0
-    for i in range(0, len(events), batch):
-        chunk = events[i : i + batch]
-        t = time.perf_counter()
-        sq.add_events(chunk)
-        t_ingest += time.perf_counter() - t
-        t = time.perf_counter()
-        plain.execute("BEGIN")
-        plain.executemany(
-            "INSERT INTO events VALUES (?,?,?,?,?,?,?)",
-            ((1, e["id"], e["parent"], e["role"], e["content"], None, now) for e in chunk),
-        )
-        plain.execute("COMMIT")
-        t_plain += time.perf_counter() - t
+    t_ingest, t_plain = ingest_alternately(sq, events, batch, sqlite_insert(plain))
     for i in range(0, len(memories), batch):
         sq.add_memories(memories[i : i + batch])
     print(

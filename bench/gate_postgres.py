@@ -19,12 +19,13 @@ from __future__ import annotations
 import multiprocessing
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from branchmem import Store
 from branchmem.backends.postgres import PostgresBackend
 from branchmem.backends.sqlrows import SEP
-from gate import build, line, timed
+from gate import build, ingest_alternately, line, timed
 
 
 def naive_postgres(conn: Any, schema: str, at: str) -> list[str]:
@@ -92,6 +93,22 @@ def writers(url: str, schema: str, procs: int, per: int, shared: bool) -> float:
     return procs * per / wall
 
 
+def copy_plain(conn: Any, schema: str) -> Callable[[list[dict[str, Any]], float], None]:
+    """The PostgreSQL ingest baseline: a plain ``COPY`` of a batch's rows into an
+    unindexed table ``{schema}.plain`` (made here)."""
+    conn.execute(
+        f"CREATE TABLE {schema}.plain (ns text, id text, parents text, role text, "
+        "content text, meta text, created_at float8)"
+    )
+
+    def copy(chunk: list[dict[str, Any]], now: float) -> None:
+        with conn.transaction(), conn.cursor().copy(f"COPY {schema}.plain FROM STDIN") as cp:
+            for e in chunk:
+                cp.write_row(("default", e["id"], e["parent"], e["role"], e["content"], None, now))
+
+    return copy
+
+
 def run(
     url: str,
     events: list[dict[str, Any]],
@@ -108,28 +125,8 @@ def run(
     backend = PostgresBackend(url, schema=schema)
     pg = Store(backend=backend)
     plain = psycopg.connect(url, autocommit=True)
-    plain.execute(
-        f"CREATE TABLE {schema}.plain (ns text, id text, parents text, role text, "
-        "content text, meta text, created_at float8)"
-    )
     try:
-        now = time.time()
-        t_ingest = t_plain = 0.0
-        for i in range(0, len(events), batch):
-            chunk = events[i : i + batch]
-            t = time.perf_counter()
-            pg.add_events(chunk)
-            t_ingest += time.perf_counter() - t
-            t = time.perf_counter()
-            with (
-                plain.transaction(),
-                plain.cursor().copy(f"COPY {schema}.plain FROM STDIN") as copy,
-            ):
-                for e in chunk:
-                    copy.write_row(
-                        ("default", e["id"], e["parent"], e["role"], e["content"], None, now)
-                    )
-            t_plain += time.perf_counter() - t
+        t_ingest, t_plain = ingest_alternately(pg, events, batch, copy_plain(plain, schema))
         build(pg, [], memories, batch)
         print(
             line(

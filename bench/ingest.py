@@ -14,27 +14,11 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-import time
 import uuid
 from pathlib import Path
-from typing import Any
 
 from branchmem import Store
-from gate import make_history, plain_sqlite
-
-
-def sqlite_pair(tmp: Path) -> tuple[Store, Any]:
-    plain = plain_sqlite(tmp / "plain.db")
-
-    def insert(chunk: list[dict[str, Any]], now: float) -> None:
-        plain.execute("BEGIN")
-        plain.executemany(
-            "INSERT INTO events VALUES (?,?,?,?,?,?,?)",
-            ((1, e["id"], e["parent"], e["role"], e["content"], None, now) for e in chunk),
-        )
-        plain.execute("COMMIT")
-
-    return Store(tmp / "gate.db"), insert
+from gate import ingest_alternately, make_history, plain_sqlite, sqlite_insert
 
 
 def main() -> None:
@@ -47,42 +31,26 @@ def main() -> None:
     events, _, _ = make_history(args.events)
     cleanup = None
     if args.backend == "sqlite":
-        store, plain = sqlite_pair(Path(tempfile.mkdtemp(prefix="branchmem-bench-")))
+        tmp = Path(tempfile.mkdtemp(prefix="branchmem-bench-"))
+        store = Store(tmp / "gate.db")
+        plain = sqlite_insert(plain_sqlite(tmp / "plain.db"))
     else:
         import psycopg
 
         from branchmem.backends.postgres import PostgresBackend
+        from gate_postgres import copy_plain
 
         schema = "bm_bench_" + uuid.uuid4().hex[:8]
         store = Store(backend=PostgresBackend(args.url, schema=schema))
         conn = psycopg.connect(args.url, autocommit=True)
-        conn.execute(
-            f"CREATE TABLE {schema}.plain (ns text, id text, parents text, role text, "
-            "content text, meta text, created_at float8)"
-        )
-
-        def plain(chunk: list[dict[str, Any]], now: float) -> None:
-            with conn.transaction(), conn.cursor().copy(f"COPY {schema}.plain FROM STDIN") as cp:
-                for e in chunk:
-                    cp.write_row(
-                        ("default", e["id"], e["parent"], e["role"], e["content"], None, now)
-                    )
+        plain = copy_plain(conn, schema)
 
         def cleanup() -> None:
             conn.execute(f"DROP SCHEMA {schema} CASCADE")
             conn.close()
 
     try:
-        t_ingest = t_plain = 0.0
-        now = time.time()
-        for i in range(0, len(events), args.batch):
-            chunk = events[i : i + args.batch]
-            t = time.perf_counter()
-            store.add_events(chunk)
-            t_ingest += time.perf_counter() - t
-            t = time.perf_counter()
-            plain(chunk, now)
-            t_plain += time.perf_counter() - t
+        t_ingest, t_plain = ingest_alternately(store, events, args.batch, plain)
     finally:
         store.close()
         if cleanup is not None:
