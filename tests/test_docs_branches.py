@@ -29,9 +29,10 @@ def test_docstring_examples_run() -> None:
     import branchmem.merge
     import branchmem.purge
     import branchmem.scope
+    import branchmem.snapshots
 
     mods = (branchmem.audit, branchmem.branches, branchmem.lifecycle)
-    mods += (branchmem.merge, branchmem.purge, branchmem.scope)
+    mods += (branchmem.merge, branchmem.purge, branchmem.scope, branchmem.snapshots)
     attempted = 0
     for mod in mods:
         result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)

@@ -30,6 +30,7 @@ from .reads import ReadOps
 from .records import RecordOps
 from .redact import Redactor
 from .scope import ViaCopies
+from .snapshots import SnapshotOps
 from .validate import check_time, show
 
 if TYPE_CHECKING:
@@ -56,7 +57,9 @@ def _postgres(url: str, *, create: bool, durability: str) -> Backend:
         ) from exc
 
 
-class Store(EventOps, RecordOps, ReadOps, BranchOps, MergeOps, LifecycleOps, PurgeOps, AuditOps):
+class Store(
+    EventOps, RecordOps, ReadOps, BranchOps, SnapshotOps, MergeOps, LifecycleOps, PurgeOps, AuditOps
+):
     """A memory store whose history is a tree (or a DAG).
 
     ``Store()`` or ``Store(":memory:")`` keeps everything in memory;

@@ -2,7 +2,7 @@
 
 `Store` (in `store.py`) is composed of mixins, one job each: `EventOps`
 (`ingest.py`), `RecordOps` (`records.py`), `ReadOps` (`reads.py`),
-`BranchOps`, `MergeOps`, `LifecycleOps`, `PurgeOps`, `AuditOps`. The
+`BranchOps`, `SnapshotOps`, `MergeOps`, `LifecycleOps`, `PurgeOps`, `AuditOps`. The
 attributes and methods below are set or defined in `store.py`,
 `branches.py` and `lifecycle.py`; nothing here runs.
 """
