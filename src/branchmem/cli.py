@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "branchmem.cli_extract",
     "branchmem.cli_serve",
     "branchmem.cli_import",
+    "branchmem.cli_admin",
 )
 
 
