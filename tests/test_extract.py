@@ -82,7 +82,7 @@ def test_window_of_one_reads_only_the_anchor(store: Store) -> None:
 def test_change_of_mind_on_one_branch_leaves_the_other_alone(store: Store) -> None:
     store.add_event("e1", content="我住在北京，我对芒果过敏。")
     store.extract(at="e1")
-    store.add_event("a2", parent="e1", content="我下个月搬到上海了。")
+    store.add_event("a2", parent="e1", content="我搬到上海了。")
     store.add_event("a3", parent="a2", content="其实我对芒果不过敏了。")
     store.add_event("b2", parent="e1", content="我养了一只柯基。")
     for at in ("a3", "b2"):
@@ -98,7 +98,7 @@ def test_multi_valued_keys_accumulate_and_single_valued_supersede(store: Store) 
     store.add_event("e2", parent="e1", content="We adopted a rabbit. I'm moving to Bergen.")
     store.extract(at="e2")
     got = contents(store, "e2")
-    assert got == ["User has a pet: dog", "User has a pet: rabbit", "User lives in Bergen"]
+    assert got == ["User has a pet: dog", "User has a pet: rabbit", "User is moving to Bergen"]
     # extracting at the parent later gives the parent its own, earlier state
     store.extract(at="e1")
     assert contents(store, "e1") == ["User has a pet: dog", "User lives in Oslo"]

@@ -56,6 +56,22 @@ def test_content_follows_the_language() -> None:
     assert [f.content for f in parse("I'm allergic to peanuts.")] == ["User is allergic to peanuts"]
 
 
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        ("我下个月搬去杭州。", "用户要搬去杭州"),
+        ("我们准备搬到上海", "用户要搬去上海"),
+        ("I'm moving to Rome.", "User is moving to Rome"),
+        ("我搬到上海了。", "用户住在上海"),
+        ("去年我搬到了上海", "用户住在上海"),
+        ("We just moved to Oslo.", "User lives in Oslo"),
+    ],
+)
+def test_a_move_still_to_come_is_not_written_as_where_one_lives(text: str, content: str) -> None:
+    [fact] = parse(text)
+    assert (fact.key, fact.content) == ("user.location", content)
+
+
 def test_roles_are_checked() -> None:
     with pytest.raises(InvalidInput, match="roles"):
         RuleExtractor(roles=("robot",))

@@ -40,6 +40,18 @@ TEMPLATES: dict[str, tuple[str, str]] = {
     "user.plan": ("用户打算{v}", "User plans to {v}"),
 }
 
+UPCOMING = re.compile(
+    r"(?:下个?月|下周|下星期|明年|年底|过几天|以后|将来|打算|准备|计划|要|快|将|会)搬"
+    r"|\b(?:moving|relocating|will move|going to move|plan(?:ning)? to move) to\b",
+    re.IGNORECASE,
+)
+"""A move still to come: "我下个月搬去成都" says where the user will live, not
+where they live, so its record says so (the key is still ``user.location``,
+and the move supersedes the old city)."""
+
+MOVING = ("用户要搬去{v}", "User is moving to {v}")
+"""The record text of an upcoming move."""
+
 # ----------------------------------------------------------------- Chinese
 _V = r"(?P<v>[^，。！？；、,.!?;\s]{1,16}?)"  # a short value, lazily
 _Z_ADV = r"(?:现在|目前|一直|也|还|已经|其实|今年|平时|刚)?"

@@ -16,7 +16,18 @@ from functools import lru_cache
 
 from ..errors import InvalidInput
 from ..model import ROLES, Event, Memory
-from .patterns import CLAUSE, EN, MULTI, NOT_SELF, QUESTION, SINGLE, TEMPLATES, ZH
+from .patterns import (
+    CLAUSE,
+    EN,
+    MOVING,
+    MULTI,
+    NOT_SELF,
+    QUESTION,
+    SINGLE,
+    TEMPLATES,
+    UPCOMING,
+    ZH,
+)
 from .proposal import ADD, DELETE, UPDATE, Proposal, apply
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -40,11 +51,13 @@ class Fact:
     key: str
     value: str
     lang: str
+    upcoming: bool = False
+    """A move still to come (``user.location`` only): the text says "is moving to"."""
 
     @property
     def content(self) -> str:
         """The record text, in the clause's language."""
-        zh, en = TEMPLATES[self.key]
+        zh, en = MOVING if self.upcoming else TEMPLATES[self.key]
         return (zh if self.lang == "zh" else en).format(v=self.value)
 
 
@@ -134,7 +147,8 @@ def _parse(text: str) -> tuple[Fact, ...]:
             value = _clean(m.group("v"), lang)
             if value:
                 seen.add(key)
-                out.setdefault((key, norm(value)), Fact(op, key, value, lang))
+                upcoming = key == "user.location" and op == "add" and bool(UPCOMING.search(clause))
+                out.setdefault((key, norm(value)), Fact(op, key, value, lang, upcoming))
     return tuple(out.values())
 
 
