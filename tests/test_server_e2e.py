@@ -50,11 +50,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     alice = _cli("keys", "create", "--db", db, "--principal", "alice", "--grant", "alice:write")
     bob = _cli("keys", "create", "--db", db, "--principal", "bob", "--grant", "bob:write")
     port = _free_port()
-    proc = subprocess.Popen(
-        [*SERVE, "--db", db, "--port", str(port), "--embedder", "hashing"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    log = Path(db).with_suffix(".log")  # a file, not a pipe: a full pipe would stall the server
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [*SERVE, "--db", db, "--port", str(port), "--embedder", "hashing"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -65,7 +67,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
             except httpx.HTTPError:
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"server did not start: {proc.stderr.read()!r}")  # type: ignore[union-attr]
+                raise RuntimeError(f"server did not start: {log.read_text()}")
             time.sleep(0.2)
         yield {
             "url": url,
