@@ -203,6 +203,57 @@ def test_batches_that_go_in_by_copy_with_a_stored_id_in_the_middle(schema: str) 
         assert [m.id for m in store.memories(at=f"e{2 * n - 1}")] == [m.id for m in mems]
 
 
+_AWKWARD = ["a\tb", "back\\slash", "line\nbreak\r\n", "\\N", "", "用户 😀", "'quoted' \"too\""]
+
+
+def test_copy_batches_store_every_value_as_given(schema: str) -> None:
+    """Events and memories in batches over COPY_FROM rows (binary ``COPY``)
+    read back exactly as the memory backend keeps them: text that text
+    ``COPY`` would escape, JSON meta, merges, missing parents, every field."""
+    from branchmem.backends.pg_conn import COPY_FROM
+
+    n = COPY_FROM + 20
+    events = [
+        {
+            "id": f"e{i}",
+            "parent": [f"e{i - 1}", f"e{i - 2}"] if i % 7 == 3 else f"e{i - 1}" if i else None,
+            "role": "assistant" if i % 2 else "user",
+            "content": _AWKWARD[i % len(_AWKWARD)] * (i % 3),
+            "meta": {"k": _AWKWARD[i % len(_AWKWARD)], "n": [i, 0.5, None]} if i % 5 == 0 else None,
+        }
+        for i in range(n)
+    ]
+    events.append({"id": "late", "parent": "missing"})  # waits: stored without a position
+    memories = [
+        {
+            "id": f"m{i}",
+            "content": _AWKWARD[i % len(_AWKWARD)] + str(i),
+            "sources": [f"e{i}", f"e{i // 2}"] if i % 3 else [f"e{i}"],
+            "kind": ["episodic", "semantic", "procedural", "working"][i % 4],
+            "key": f"k{i % 9} \\" if i % 4 == 1 else None,
+            "importance": (i % 11) / 10,
+            "meta": {"x": _AWKWARD[i % len(_AWKWARD)]} if i % 6 == 0 else None,
+            "expires_at": 2e9 + i if i % 8 == 0 else None,
+            "valid_from": 1e9 + 0.25 if i % 10 == 0 else None,
+        }
+        for i in range(n)
+    ]
+    from branchmem.backends.postgres import PostgresBackend
+
+    reference = Store(clock=lambda: 1234.5)
+    with Store(backend=PostgresBackend(PG_URL, schema=schema), clock=lambda: 1234.5) as store:
+        for s in (reference, store):
+            s.add_events(events)
+            s.add_memories(memories)
+        for e in events:
+            assert store.get_event(e["id"]) == reference.get_event(e["id"])
+        for m in memories:
+            got, want = store.get_memory(m["id"]), reference.get_memory(m["id"])
+            assert got == want, m["id"]
+        tip = f"e{n - 1}"
+        assert store.memories(at=tip) == reference.memories(at=tip)
+
+
 # ------------------------------------------------------------- compare-and-set
 def _moving_backend(schema: str, to: str) -> object:
     """A backend on which another connection moves branch ``main`` to ``to``

@@ -86,7 +86,7 @@ class PostgresBackend(PgMeta):
         if not rows:
             return
         values = [event_values(r) for r in rows]
-        done = self._copy("events", EVENT_COLS, ns, values)
+        done = self._copy("events", EVENT_COLS, _EVENT_TYPES, ns, values)
         if done == "duplicate":
             raise DuplicateIds(ns)
         if done == "skipped":
@@ -223,7 +223,7 @@ class PostgresBackend(PgMeta):
         first = 1 + (int(top[0][0]) if top and top[0][0] is not None else 0)
         out = [replace(r.memory, seq=first + i) for i, r in enumerate(rows)]
         values = [record_values(m, r) for m, r in zip(out, rows, strict=True)]
-        if self._copy("records", REC_COLS, ns, values) != "done":
+        if self._copy("records", REC_COLS, _REC_TYPES, ns, values) != "done":
             self._q(
                 f"INSERT INTO records (ns, {REC_COLS}) SELECT %(ns)s, u.* FROM "
                 + unnest(REC_COLS, _REC_TYPES),
