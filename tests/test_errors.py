@@ -99,6 +99,16 @@ BAD_CALLS: list[tuple[str, type[Exception], Callable[[Store], Any]]] = [
         ConflictingEvent,
         lambda s: s.add_events([{"id": "z", "parent": "e1"}, {"id": "z", "parent": "e2"}]),
     ),
+    ("NUL in content", InvalidInput, lambda s: s.add_event("z", parent="e1", content="a\x00")),
+    (
+        "NUL late in a COPY-sized batch",
+        InvalidInput,
+        lambda s: s.add_events(
+            [{"id": f"z{i}", "content": "a\x00" if i == 599 else "ok"} for i in range(600)]
+        ),
+    ),
+    ("NUL in a memory", InvalidInput, lambda s: s.add_memory("\x00", sources=["e1"])),
+    ("NUL in a supersede", InvalidInput, lambda s: s.supersede("m1", "\x00", sources=["e1"])),
     ("unknown kind", InvalidInput, lambda s: s.add_memory("x", sources=["e1"], kind="fact")),
     (
         "retraction kind",

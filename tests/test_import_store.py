@@ -121,6 +121,19 @@ def test_current_node_that_is_not_in_the_mapping_falls_back_with_a_note(
     assert line.current == "a2b" and "gone" in line.notes[0]
 
 
+def test_nul_characters_are_dropped_with_a_note_and_reimport_finds_no_conflict(
+    store: Store, tmp_path: Path
+) -> None:
+    path = write(tmp_path, "c.json", [conversation("c1", V1, "a2", texts={"u2": "a\x00b"})])
+    line = store.import_export(path).conversations[0]
+    assert line.added == 7 and "NUL" in line.notes[0]
+    assert store.get_event("u2").content == "ab"  # the same on every backend
+    again = store.import_export(path).conversations[0]
+    assert (again.added, again.conflicts) == (0, ())
+    with pytest.raises(InvalidInput, match="NUL"):  # the store itself refuses, never stores
+        store.add_event("x", content="a\x00b")
+
+
 def test_empty_array(store: Store, tmp_path: Path) -> None:
     report = store.import_export(write(tmp_path, "c.json", []))
     assert report.to_dict() == {"format": None, "conversations": [], "skipped": []}

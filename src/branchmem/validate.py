@@ -85,8 +85,15 @@ def check_role(role: Any) -> str:
 
 
 def check_text(value: Any, what: str) -> str:
+    """Stored text: a string UTF-8 can hold, without NUL characters (which
+    PostgreSQL cannot store: every backend refuses them alike)."""
     if not isinstance(value, str):
         raise InvalidInput(f"{what} must be a string, got {type(value).__name__}")
+    if "\x00" in value:
+        raise InvalidInput(
+            f"{what} holds a NUL character ('\\x00'), which text columns cannot store; "
+            "remove it (text.replace('\\x00', '')) or fix its source"
+        )
     return check_utf8(value, what)
 
 
@@ -203,6 +210,7 @@ def events_from(items: list[Any], now: float) -> list[Event]:
             or role not in roles
             or type(content) is not str
             or (not content.isascii() and _SURROGATE(content))
+            or "\x00" in content
             or get("namespace", "default") != "default"
             or get("meta") is not None
         ):

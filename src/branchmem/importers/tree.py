@@ -106,12 +106,18 @@ def build(
     if not order:
         raise Broken("the conversation holds no message")
     leaf = _current(by_id, kept_parent, current, order, notes)
+    nul = sum("\x00" in by_id[i].content for i in order)
+    if nul:
+        notes.append(
+            f"{nul} message(s) held NUL characters ('\\x00'), which a store cannot hold; "
+            "they were dropped from the text"
+        )
     events = tuple(
         Event(
             n.id,
             parents=() if (up := kept_parent[n.id]) is None else (up,),
             role=n.role or "assistant",
-            content=n.content,
+            content=n.content.replace("\x00", "") if nul else n.content,
             meta=n.meta,
         )
         for n in (by_id[i] for i in order)
