@@ -205,3 +205,18 @@ def test_messages_say_what_to_do(store: Store) -> None:
         store.add_event("e1", content="changed")
     with pytest.raises(UnknownAnchor, match="event id or a branch name"):
         store.memories(at="nowhere")
+
+
+def test_an_int_clock_reads_back_as_floats_everywhere(open_store: Callable[..., Store]) -> None:
+    s = open_store(clock=lambda: 5)
+    e = s.add_event("e1", content="x")
+    m = s.add_memory("fact", sources=["e1"])
+    for got in (e.created_at, s.get_event("e1").created_at, s.memories(at="e1")[0].created_at):
+        assert type(got) is float and got == 5.0
+    assert m.created_at == 5.0 and type(m.created_at) is float
+
+
+def test_a_clock_that_is_not_a_number_is_refused(open_store: Callable[..., Store]) -> None:
+    s = open_store(clock=lambda: "noon")
+    with pytest.raises(InvalidInput, match="clock"):
+        s.add_event("e1")

@@ -42,6 +42,21 @@ if TYPE_CHECKING:
 _Item = TypeVar("_Item", Event, Memory)
 
 
+def _float_clock(clock: Callable[[], float]) -> Callable[[], float]:
+    """A caller's clock whose readings are floats, so that every backend hands
+    back the same ``created_at`` (an int clock's 5 comes back as 5.0 everywhere)."""
+
+    def now() -> float:
+        t = clock()
+        if type(t) is float:
+            return t
+        if isinstance(t, bool) or not isinstance(t, (int, float)):
+            raise InvalidInput(f"clock() must return seconds as a number, got {show(t)}")
+        return float(t)
+
+    return now
+
+
 def _postgres(url: str, *, create: bool, durability: str) -> Backend:
     """A `PostgresBackend`, or one line naming the extra when psycopg is missing."""
     from .backends.postgres import PostgresBackend
@@ -148,7 +163,7 @@ class Store(
                 busy_timeout=timeout,
                 durability=durability,
             )
-        self._clock = clock
+        self._clock = clock if clock is time.time else _float_clock(clock)
         self._policy = policy if policy is not None else Policy()
         self._via_copies = ViaCopies()
         self._ranges_memo = RangesMemo()
