@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -26,6 +26,11 @@ from .sqlrows import (
     event_values,
     record_values,
 )
+
+# Kept between transactions while no other connection writes (see `SQLiteParts`):
+# the rows of batches up to RECENT_BATCH events, and at most RECENT_MAX entries.
+RECENT_BATCH = 16
+RECENT_MAX = 4096
 
 # The given segments (a JSON array) and every segment above them, one row per
 # fork point (seg, its place in the list, fork segment, fork seq; a root has one
@@ -53,7 +58,8 @@ class GraphTables(SQLiteParts):
         if nid is None:
             return {}
         out: dict[str, EventRow] = {}
-        for chunk in chunks(list(ids)):
+        want = self._not_recent(nid, ids, lambda r: out.__setitem__(r[0], self._event(ns, r)))
+        for chunk in chunks(want):
             sql = (
                 "SELECT id, parents, role, content, meta, created_at, seg, seq FROM events "
                 f"WHERE ns=? AND id IN ({marks(len(chunk))})"
@@ -62,12 +68,30 @@ class GraphTables(SQLiteParts):
                 out[r[0]] = self._event(ns, r)
         return out
 
+    def _not_recent(
+        self, nid: int, ids: Iterable[str], found: Callable[[tuple[Any, ...]], object]
+    ) -> list[str]:
+        """Pass the rows of ``ids`` this connection wrote recently to ``found``
+        (see ``_recent``); returns the ids still to fetch."""
+        recent = self._recent
+        if not recent:
+            return list(ids)
+        want = []
+        for i in ids:
+            r = recent.get((nid, i))
+            if r is None:
+                want.append(i)
+            else:
+                found(r)
+        return want
+
     def event_positions(self, ns: str, ids: Iterable[str]) -> dict[str, Pos | None]:
         nid = self._ns(ns)
         if nid is None:
             return {}
         out: dict[str, Pos | None] = {}
-        for chunk in chunks(list(ids)):
+        want = self._not_recent(nid, ids, lambda r: out.__setitem__(r[0], (r[6], r[7])))
+        for chunk in chunks(want):
             sql = f"SELECT id, seg, seq FROM events WHERE ns=? AND id IN ({marks(len(chunk))})"
             for eid, seg, seq in self._db.execute(sql, (nid, *chunk)):
                 out[eid] = (seg, seq) if seg is not None else None
@@ -94,15 +118,26 @@ class GraphTables(SQLiteParts):
         self._db.execute("RELEASE insert_events")
 
     def _insert_events(self, nid: int, rows: list[EventRow], dumps: Any, join: Any) -> None:
+        values = [(nid, *event_values(r)) for r in rows]
         insert_rows(
             self._db,
             "INSERT INTO events (ns, id, parents, role, content, meta, created_at, seg, seq)",
             9,
-            [(nid, *event_values(r)) for r in rows],
+            values,
         )
+        if len(rows) <= RECENT_BATCH:
+            recent = self._recent
+            if len(recent) > RECENT_MAX:
+                recent.clear()
+            for v in values:
+                if v[7] is not None:  # connected: its row changes only by an erasure
+                    # As SQLite gives it back (created_at is a REAL column).
+                    recent[(nid, v[1])] = (*v[1:6], float(v[6]), v[7], v[8])
 
     def set_event_positions(self, ns: str, positions: list[tuple[str, Pos]]) -> None:
         nid = self._wns(ns)
+        for eid, _ in positions:
+            self._recent.pop((nid, eid), None)
         self._db.executemany(
             "UPDATE events SET seg=?, seq=? WHERE ns=? AND id=?",
             ((s, q, nid, eid) for eid, (s, q) in positions),
@@ -201,9 +236,20 @@ class GraphTables(SQLiteParts):
         if nid is None:
             return {}
         out: dict[int, int] = {}
-        for chunk in chunks(list(segs)):
+        known = self._tips
+        missing = []
+        for s in segs:
+            tip = known.get((nid, s))
+            if tip is None:
+                missing.append(s)
+            else:
+                out[s] = tip
+        for chunk in chunks(missing):
             sql = f"SELECT seg, tip FROM segments WHERE ns=? AND seg IN ({marks(len(chunk))})"
-            out.update(self._db.execute(sql, (nid, *chunk)))
+            for seg, tip in self._db.execute(sql, (nid, *chunk)):
+                out[seg] = tip
+                if len(known) < RECENT_MAX:
+                    known[(nid, seg)] = tip
         return out
 
     def max_segment(self, ns: str) -> int:
@@ -224,6 +270,11 @@ class GraphTables(SQLiteParts):
             "UPDATE segments SET tip=? WHERE ns=? AND seg=?",
             ((t, nid, s) for s, t in tips.items() if s not in fresh),
         )
+        known = self._tips
+        if len(known) + len(tips) > RECENT_MAX:
+            known.clear()
+        for s, t in tips.items():
+            known[(nid, s)] = t
 
     # records ------------------------------------------------------------------
     def get_records(self, ns: str, ids: Iterable[str]) -> dict[str, RecordRow]:
