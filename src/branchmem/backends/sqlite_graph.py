@@ -306,6 +306,20 @@ class GraphTables(SQLiteParts):
         self._top[nid] = top + len(rows)
         return out
 
+    def record_top(self, ns: str) -> int:
+        nid = self._ns(ns)
+        if nid is None:
+            return 0
+        row = self._db.execute("SELECT max(seq) FROM records WHERE ns=?", (nid,)).fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
+
+    def records_since(self, ns: str, seq: int) -> list[RecordRow]:
+        nid = self._ns(ns)
+        if nid is None:
+            return []
+        sql = f"SELECT {REC_COLS} FROM records WHERE ns=? AND seq>? ORDER BY seq"
+        return [self._record(ns, r) for r in self._db.execute(sql, (nid, seq))]
+
     def set_record_positions(
         self, ns: str, positions: list[tuple[str, Pos, tuple[Pos, ...]]]
     ) -> None:
