@@ -283,14 +283,17 @@ class GraphTables(SQLiteParts):
             return {}
         out: dict[str, RecordRow] = {}
         for chunk in chunks(list(ids)):
-            sql = f"SELECT {REC_COLS} FROM records WHERE ns=? AND id IN ({marks(len(chunk))})"
+            sql = (
+                f"SELECT {REC_COLS} FROM records INDEXED BY records_id "
+                f"WHERE ns=? AND id IN ({marks(len(chunk))})"
+            )
             for r in self._db.execute(sql, (nid, *chunk)):
                 out[r[1]] = self._record(ns, r)
         return out
 
     def insert_records(self, ns: str, rows: list[RecordRow]) -> list[Memory]:
         nid = self._wns(ns)
-        # Numbered within the namespace (records_seq answers this from its last
+        # Numbered within the namespace (the (ns, seq) key answers this from its last
         # entry; known already after this connection's last write, unless another wrote).
         top = self._top.get(nid)
         if top is None:
@@ -342,7 +345,9 @@ class GraphTables(SQLiteParts):
             where += " AND c.pos>r.lo"
         else:
             spans = list(ranges.items())
-        rows = self._range_query(spans, f"SELECT {cols} FROM r CROSS JOIN records c WHERE {where}")
+        rows = self._range_query(
+            spans, f"SELECT {cols} FROM r CROSS JOIN records c INDEXED BY records_pos WHERE {where}"
+        )
         return (self._record(ns, r) for r in list(rows))
 
     def retractions_of(self, ns: str, target_ids: Iterable[str]) -> list[RecordRow]:
@@ -352,7 +357,7 @@ class GraphTables(SQLiteParts):
         out: list[RecordRow] = []
         for chunk in chunks(list(target_ids)):
             sql = (
-                f"SELECT {REC_COLS} FROM records WHERE ns=? "
+                f"SELECT {REC_COLS} FROM records INDEXED BY records_target WHERE ns=? "
                 f"AND target IN ({marks(len(chunk))}) ORDER BY seq"
             )
             out.extend(self._record(ns, r) for r in self._db.execute(sql, (nid, *chunk)))
