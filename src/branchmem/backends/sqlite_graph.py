@@ -235,15 +235,8 @@ class GraphTables(SQLiteParts):
         nid = self._ns(ns)
         if nid is None:
             return {}
-        out: dict[int, int] = {}
         known = self._tips
-        missing = []
-        for s in segs:
-            tip = known.get((nid, s))
-            if tip is None:
-                missing.append(s)
-            else:
-                out[s] = tip
+        out, missing = cached_segments(known, nid, segs)
         for chunk in chunks(missing):
             sql = f"SELECT seg, tip FROM segments WHERE ns=? AND seg IN ({marks(len(chunk))})"
             for seg, tip in self._db.execute(sql, (nid, *chunk)):
