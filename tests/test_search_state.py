@@ -196,3 +196,18 @@ def test_postings_equal_bm25(docs: list[list[str]], split: int, query: list[str]
     at, scores = index.matches(query)  # the numpy form: the same floats
     assert at.tolist() == [i for i, v in enumerate(want) if v > 0]
     assert scores.tolist() == [v for v in want if v > 0]
+
+
+def test_no_anchor_and_chains_after_a_write(make_store: Callable[[], Store]) -> None:
+    """Only one anchor's kept answer is extended; an empty chain or a scope
+    chain searched again after a write reads the gate again."""
+    store = make_store()
+    store.add_events([{"id": "e1"}, {"id": "e2", "parent": "e1"}])
+    store.add_memory("用户说杭州", sources=["e1"], id="m1")
+    for _ in range(2):  # the second time, after a write
+        assert store.search("杭州", at=[], embedder=EMB) == []
+        chain = store.search("杭州", at=["e2", "e1"], embedder=EMB)
+        one = store.search("杭州", at="e2", embedder=EMB)
+        assert [h.memory.id for h in chain] == [h.memory.id for h in one]
+        assert {h.memory.id for h in one} == {m.id for m in store.memories(at="e2")}
+        store.add_memory("用户说杭州很好", sources=["e2"], id="m2")

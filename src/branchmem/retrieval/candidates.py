@@ -192,7 +192,8 @@ def gather(
         if kept is not None:
             if kept.gen.writes == gen.writes:
                 return kept.cands
-            grown = extend(store, ns, anchors[0], filters, kept, gen) if EXTEND else None
+            one = EXTEND and len(anchors) == 1 and kept.top is not None
+            grown = extend(store, ns, anchors[0], filters, kept, gen) if one else None
             if grown is not None:
                 memo.put(key, grown)
                 return grown.cands
