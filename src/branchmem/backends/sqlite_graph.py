@@ -266,8 +266,9 @@ class GraphTables(SQLiteParts):
         known = self._tips
         if len(known) + len(tips) > RECENT_MAX:
             known.clear()
-        for s, t in tips.items():
-            known[(nid, s)] = t
+        if len(tips) <= RECENT_MAX:  # a large import keeps none
+            for s, t in tips.items():
+                known[(nid, s)] = t
 
     # records ------------------------------------------------------------------
     def get_records(self, ns: str, ids: Iterable[str]) -> dict[str, RecordRow]:
