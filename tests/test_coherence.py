@@ -151,6 +151,11 @@ def _run(stores: list[Store], steps: list[tuple[str, int, int, int]]) -> None:
                 got = [m.id for m in r.memories(at=anchor)]
                 assert got == ref.memories(anchor), (anchor, got)
                 assert {e.id for e in r.path(anchor)} == ref.ancestors(anchor)
+        if events:
+            # One store searches one anchor after every step, whoever wrote:
+            # its kept answer is extended by appends, read again otherwise.
+            deep = stores[0].search("fact", at=events[0], k=1000, embedder="hashing")
+            assert sorted(h.memory.id for h in deep) == sorted(ref.memories(events[0]))
         if op == "read" and events:
             anchor = events[a % len(events)]
             assert [m.id for m in s.memories(at=anchor)] == ref.memories(anchor)
