@@ -6,10 +6,9 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import replace
 from typing import Any
 
-from ..model import Memory
+from ..model import Memory, memory_with
 from .base import (
     DuplicateIds,
     EventRow,
@@ -293,7 +292,7 @@ class GraphTables(SQLiteParts):
         if top is None:
             row = self._db.execute("SELECT max(seq) FROM records WHERE ns=?", (nid,)).fetchone()
             top = int(row[0]) if row and row[0] is not None else 0
-        out = [replace(r.memory, seq=top + 1 + i) for i, r in enumerate(rows)]
+        out = [memory_with(r.memory, seq=top + 1 + i) for i, r in enumerate(rows)]
         insert_rows(
             self._db,
             f"INSERT INTO records ({REC_COLS}, ns)",
