@@ -254,10 +254,11 @@ class GraphTables(SQLiteParts):
     def put_segments(self, ns: str, new: list[NewSegment], tips: dict[int, int]) -> None:
         nid = self._wns(ns)
         fresh = {s.seg for s in new}
-        self._db.executemany(
-            "INSERT INTO segments VALUES (?,?,?,?)",
-            ((nid, s.seg, json.dumps(s.parents), tips.get(s.seg, 0)) for s in new),
-        )
+        if new:  # a reply extends its segment: the usual single write adds none
+            self._db.executemany(
+                "INSERT INTO segments VALUES (?,?,?,?)",
+                ((nid, s.seg, json.dumps(s.parents), tips.get(s.seg, 0)) for s in new),
+            )
         self._db.executemany(
             "UPDATE segments SET tip=? WHERE ns=? AND seg=?",
             ((t, nid, s) for s, t in tips.items() if s not in fresh),
