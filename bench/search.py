@@ -365,6 +365,7 @@ def big_visible(n_visible: int, n_queries: int, n_records: int | None = None) ->
             reading.append(time.perf_counter() - t)
     finally:
         ann.SETTINGS.enabled, candidates.REUSE = True, True
+    warm, grown, reread = after_writes(store, anchor, n_visible, n_queries, now)
     a_ms, e_ms, s_ms = median_ms(approx), median_ms(exact), median_ms(scratch)
     r_ms = median_ms(reading)
     f_ms = median_ms(floor)
@@ -391,10 +392,54 @@ def big_visible(n_visible: int, n_queries: int, n_records: int | None = None) ->
         + f"  search, exact (state kept) {e_ms:7.1f} ms  -> {e_ms / f_ms:.1f}x the floor\n"
         f"  the same, reading the gate {r_ms:7.1f} ms  -> {r_ms / f_ms:.1f}x the floor"
         f" (the gate read alone {median_ms(gate):.1f} ms)\n"
+        f"  after a write (one new visible record), the same queries: warm"
+        f" {median_ms(warm):.1f} ms, kept candidates extended {median_ms(grown):.1f} ms"
+        f" ({median_ms(grown) / median_ms(warm):.2f}x warm), the gate read again"
+        f" {median_ms(reread):.1f} ms ({median_ms(reread) / median_ms(warm):.1f}x warm)\n"
         f"  ranking from scratch       {s_ms:7.1f} ms  -> exact search {s_ms / e_ms:.1f}x faster,"
         " same ids and scores\n"
         f"  numpy floor (matvec+argpartition) {f_ms:6.2f} ms"
     )
+
+
+def after_writes(
+    store: Store, anchor: str, n_visible: int, n_queries: int, now: float
+) -> tuple[list[float], list[float], list[float]]:
+    """Each query three times, side by side: warm (nothing written since the
+    last search), then right after a write that adds one record visible at
+    the anchor, with the kept candidates extended by it (`candidates.extend`)
+    or, alternately, with the gate read again (as every search after a write
+    did before). The query is the same, so each term's postings are already
+    arrays; the hits after the write are checked against a search from the
+    gate. Returns the times: warm, extended, read again."""
+    rng = random.Random(17)
+    warm: list[float] = []
+    grown: list[float] = []
+    reread: list[float] = []
+    ann.SETTINGS.enabled = False
+    try:
+        for n, q in enumerate(queries(2 * n_queries, seed=9)):
+            store.search(q, at=anchor, k=K, embedder=EMB, now=now)  # its terms seen
+            t = time.perf_counter()
+            store.search(q, at=anchor, k=K, embedder=EMB, now=now)
+            warm.append(time.perf_counter() - t)
+            store.add_memory(text(rng, n), sources=[f"t{rng.randrange(n_visible)}"])
+            candidates.EXTEND = n % 2 == 0
+            try:
+                t = time.perf_counter()
+                hits = store.search(q, at=anchor, k=K, embedder=EMB, now=now)
+                (grown if candidates.EXTEND else reread).append(time.perf_counter() - t)
+            finally:
+                candidates.EXTEND = True
+            candidates.REUSE = False  # untimed: the same hits as a search from the gate
+            try:
+                again = store.search(q, at=anchor, k=K, embedder=EMB, now=now)
+            finally:
+                candidates.REUSE = True
+            assert [(h.memory.id, h.score) for h in hits] == [(h.memory.id, h.score) for h in again]
+    finally:
+        ann.SETTINGS.enabled = True
+    return warm, grown, reread
 
 
 def main() -> None:

@@ -151,6 +151,11 @@ def _run(stores: list[Store], steps: list[tuple[str, int, int, int]]) -> None:
                 got = [m.id for m in r.memories(at=anchor)]
                 assert got == ref.memories(anchor), (anchor, got)
                 assert {e.id for e in r.path(anchor)} == ref.ancestors(anchor)
+        if events:
+            # One store searches one anchor after every step, whoever wrote:
+            # its kept answer is extended by appends, read again otherwise.
+            deep = stores[0].search("fact", at=events[0], k=1000, embedder="hashing")
+            assert sorted(h.memory.id for h in deep) == sorted(ref.memories(events[0]))
         if op == "read" and events:
             anchor = events[a % len(events)]
             assert [m.id for m in s.memories(at=anchor)] == ref.memories(anchor)
@@ -184,3 +189,37 @@ def test_two_stores_on_one_postgres_schema_after_a_purge_and_rebuild() -> None:
         y.close()
         with psycopg.connect(PG_URL, autocommit=True) as conn:
             conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+def test_numbers_and_heads_kept_between_writes_follow_other_stores(tmp_path: Path) -> None:
+    """A store keeps a namespace's last audit number, segment tips, branch heads
+    and the rows it just wrote between its transactions: another store writing
+    in between must be seen, and a purge in between must drop them."""
+    p = tmp_path / "s.db"
+    x, y = Store(p), Store(p)
+    x.add_event("e0")
+    x.create_branch("main", at="e0")
+    for i in range(1, 7):
+        s, other = (x, y) if i % 2 else (y, x)
+        s.add_event(f"e{i}", parent=f"e{i - 1}")  # each extends the other's tip
+        s.add_memory(f"fact {i}", sources=[f"e{i}"], id=f"m{i}")
+        assert [b.head for b in other.branches()] == ["e0"]
+        assert [b.name for b in s.branches()] == ["main"]
+    x.add_event("on-main", branch="main", content="x")
+    assert {b.head for b in y.branches()} == {b.head for b in x.branches()} != {"e0"}
+    for s in (x, y, Store(p)):
+        assert [a.seq for a in s.audit()] == list(range(1, len(s.audit()) + 1))
+        assert [e.id for e in s.path("e6")] == [f"e{i}" for i in range(7)]
+        assert [m.id for m in s.memories(at="e6")] == [f"m{i}" for i in range(1, 7)]
+    # the same store purges and rebuilds: segment 0 and its tip start again
+    x.purge(whole_namespace=True)
+    x.add_event("r0")
+    x.add_event("r1", parent="r0")
+    y.add_event("r2", parent="r1")
+    x.add_event("r3", parent="r2")
+    x.add_memory("after", sources=["r3"], id="n1")
+    for s in (x, y, Store(p)):
+        assert [e.id for e in s.path("r3")] == ["r0", "r1", "r2", "r3"]
+        assert [m.id for m in s.memories(at="r3")] == ["n1"]
+        assert [m.id for m in s.memories(at="r1")] == []
+        assert [a.seq for a in s.audit()] == list(range(1, len(s.audit()) + 1))

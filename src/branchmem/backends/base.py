@@ -329,6 +329,22 @@ class VectorStore(Protocol):
 
 
 @runtime_checkable
+class RecordLog(Protocol):
+    """Optional (found with ``isinstance``): a namespace's records in the order
+    of their ``seq``, from a given one on. A search's kept candidates are
+    extended from it when only appends happened since they were read
+    (`retrieval.candidates`)."""
+
+    def record_top(self, ns: str) -> int:
+        """The namespace's highest record seq (0 without records)."""
+        ...
+
+    def records_since(self, ns: str, seq: int) -> list[RecordRow]:
+        """The namespace's records with a seq above ``seq``, by seq."""
+        ...
+
+
+@runtime_checkable
 class QueryLogRegistry(Protocol):
     """Optional (found with ``isinstance``): the query logs that searches of
     this store wrote to, kept with the store so that a purge in any later

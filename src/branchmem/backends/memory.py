@@ -431,6 +431,18 @@ class MemoryBackend:
     def list_events(self, ns: str, offset: int, limit: int) -> list[EventRow]:
         return list(islice(self._read(ns).events.values(), offset, offset + limit))
 
+    def record_top(self, ns: str) -> int:
+        return self._read(ns).top
+
+    def records_since(self, ns: str, seq: int) -> list[RecordRow]:
+        out = []
+        for r in reversed(self._read(ns).records.values()):  # inserted in seq order
+            if r.memory.seq <= seq:
+                break
+            out.append(r)
+        out.reverse()
+        return out
+
     def list_records(self, ns: str, offset: int, limit: int) -> list[RecordRow]:
         return list(islice(self._read(ns).records.values(), offset, offset + limit))
 

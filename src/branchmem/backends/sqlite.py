@@ -158,6 +158,10 @@ class SQLiteBackend(GraphTables, MetaTables):
         self._top: dict[int, int] = {}
         self._no_waits: set[int] = set()
         self._no_record_waits: set[int] = set()
+        self._tips: dict[tuple[int, int], int] = {}
+        self._audit_top: dict[int, int] = {}
+        self._branch_list: dict[int, list[tuple[str, str]]] = {}
+        self._recent: dict[tuple[int, str], tuple[Any, ...]] = {}
         # Generation: a count of changes seen (our commits, and data_version moves
         # for everyone else's) and the stored erasure counter as last read.
         self._writes = 0
@@ -199,6 +203,10 @@ class SQLiteBackend(GraphTables, MetaTables):
         self._top.clear()
         self._no_waits.clear()
         self._no_record_waits.clear()
+        self._tips.clear()
+        self._audit_top.clear()
+        self._branch_list.clear()
+        self._recent.clear()
 
     def generation(self) -> Generation:
         with self._lock:
@@ -208,7 +216,9 @@ class SQLiteBackend(GraphTables, MetaTables):
 
     def _mark_erasure(self) -> None:
         """Count this write transaction as an erasure when it commits, and zero
-        the bytes it frees (SQLite may be built without secure-delete)."""
+        the bytes it frees (SQLite may be built without secure-delete). What is
+        kept between transactions goes: the erasure may change any of it."""
+        self._forget_volatile()
         if not self._erasing:
             self._erasing = True
             self._db.execute("PRAGMA secure_delete=ON")

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
-from dataclasses import replace
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from ..model import Memory
+from ..model import Memory, memory_with
 from .base import (
     DuplicateIds,
     EventRow,
@@ -26,6 +25,11 @@ from .sqlrows import (
     event_values,
     record_values,
 )
+
+# Kept between transactions while no other connection writes (see `SQLiteParts`):
+# the rows of batches up to RECENT_BATCH events, and at most RECENT_MAX entries.
+RECENT_BATCH = 16
+RECENT_MAX = 4096
 
 # The given segments (a JSON array) and every segment above them, one row per
 # fork point (seg, its place in the list, fork segment, fork seq; a root has one
@@ -53,7 +57,8 @@ class GraphTables(SQLiteParts):
         if nid is None:
             return {}
         out: dict[str, EventRow] = {}
-        for chunk in chunks(list(ids)):
+        want = self._not_recent(nid, ids, lambda r: out.__setitem__(r[0], self._event(ns, r)))
+        for chunk in chunks(want):
             sql = (
                 "SELECT id, parents, role, content, meta, created_at, seg, seq FROM events "
                 f"WHERE ns=? AND id IN ({marks(len(chunk))})"
@@ -62,12 +67,30 @@ class GraphTables(SQLiteParts):
                 out[r[0]] = self._event(ns, r)
         return out
 
+    def _not_recent(
+        self, nid: int, ids: Iterable[str], found: Callable[[tuple[Any, ...]], object]
+    ) -> list[str]:
+        """Pass the rows of ``ids`` this connection wrote recently to ``found``
+        (see ``_recent``); returns the ids still to fetch."""
+        recent = self._recent
+        if not recent:
+            return list(ids)
+        want = []
+        for i in ids:
+            r = recent.get((nid, i))
+            if r is None:
+                want.append(i)
+            else:
+                found(r)
+        return want
+
     def event_positions(self, ns: str, ids: Iterable[str]) -> dict[str, Pos | None]:
         nid = self._ns(ns)
         if nid is None:
             return {}
         out: dict[str, Pos | None] = {}
-        for chunk in chunks(list(ids)):
+        want = self._not_recent(nid, ids, lambda r: out.__setitem__(r[0], (r[6], r[7])))
+        for chunk in chunks(want):
             sql = f"SELECT id, seg, seq FROM events WHERE ns=? AND id IN ({marks(len(chunk))})"
             for eid, seg, seq in self._db.execute(sql, (nid, *chunk)):
                 out[eid] = (seg, seq) if seg is not None else None
@@ -94,15 +117,26 @@ class GraphTables(SQLiteParts):
         self._db.execute("RELEASE insert_events")
 
     def _insert_events(self, nid: int, rows: list[EventRow], dumps: Any, join: Any) -> None:
+        values = [(nid, *event_values(r)) for r in rows]
         insert_rows(
             self._db,
             "INSERT INTO events (ns, id, parents, role, content, meta, created_at, seg, seq)",
             9,
-            [(nid, *event_values(r)) for r in rows],
+            values,
         )
+        if len(rows) <= RECENT_BATCH:
+            recent = self._recent
+            if len(recent) > RECENT_MAX:
+                recent.clear()
+            for v in values:
+                if v[7] is not None:  # connected: its row changes only by an erasure
+                    # As SQLite gives it back (created_at is a REAL column).
+                    recent[(nid, v[1])] = (*v[1:6], float(v[6]), v[7], v[8])
 
     def set_event_positions(self, ns: str, positions: list[tuple[str, Pos]]) -> None:
         nid = self._wns(ns)
+        for eid, _ in positions:
+            self._recent.pop((nid, eid), None)
         self._db.executemany(
             "UPDATE events SET seg=?, seq=? WHERE ns=? AND id=?",
             ((s, q, nid, eid) for eid, (s, q) in positions),
@@ -200,10 +234,14 @@ class GraphTables(SQLiteParts):
         nid = self._ns(ns)
         if nid is None:
             return {}
-        out: dict[int, int] = {}
-        for chunk in chunks(list(segs)):
+        known = self._tips
+        out, missing = cached_segments(known, nid, segs)
+        for chunk in chunks(missing):
             sql = f"SELECT seg, tip FROM segments WHERE ns=? AND seg IN ({marks(len(chunk))})"
-            out.update(self._db.execute(sql, (nid, *chunk)))
+            for seg, tip in self._db.execute(sql, (nid, *chunk)):
+                out[seg] = tip
+                if len(known) < RECENT_MAX:
+                    known[(nid, seg)] = tip
         return out
 
     def max_segment(self, ns: str) -> int:
@@ -216,14 +254,21 @@ class GraphTables(SQLiteParts):
     def put_segments(self, ns: str, new: list[NewSegment], tips: dict[int, int]) -> None:
         nid = self._wns(ns)
         fresh = {s.seg for s in new}
-        self._db.executemany(
-            "INSERT INTO segments VALUES (?,?,?,?)",
-            ((nid, s.seg, json.dumps(s.parents), tips.get(s.seg, 0)) for s in new),
-        )
+        if new:  # a reply extends its segment: the usual single write adds none
+            self._db.executemany(
+                "INSERT INTO segments VALUES (?,?,?,?)",
+                ((nid, s.seg, json.dumps(s.parents), tips.get(s.seg, 0)) for s in new),
+            )
         self._db.executemany(
             "UPDATE segments SET tip=? WHERE ns=? AND seg=?",
             ((t, nid, s) for s, t in tips.items() if s not in fresh),
         )
+        known = self._tips
+        if len(known) + len(tips) > RECENT_MAX:
+            known.clear()
+        if len(tips) <= RECENT_MAX:  # a large import keeps none
+            for s, t in tips.items():
+                known[(nid, s)] = t
 
     # records ------------------------------------------------------------------
     def get_records(self, ns: str, ids: Iterable[str]) -> dict[str, RecordRow]:
@@ -232,20 +277,23 @@ class GraphTables(SQLiteParts):
             return {}
         out: dict[str, RecordRow] = {}
         for chunk in chunks(list(ids)):
-            sql = f"SELECT {REC_COLS} FROM records WHERE ns=? AND id IN ({marks(len(chunk))})"
+            sql = (
+                f"SELECT {REC_COLS} FROM records INDEXED BY records_id "
+                f"WHERE ns=? AND id IN ({marks(len(chunk))})"
+            )
             for r in self._db.execute(sql, (nid, *chunk)):
                 out[r[1]] = self._record(ns, r)
         return out
 
     def insert_records(self, ns: str, rows: list[RecordRow]) -> list[Memory]:
         nid = self._wns(ns)
-        # Numbered within the namespace (records_seq answers this from its last
+        # Numbered within the namespace (the (ns, seq) key answers this from its last
         # entry; known already after this connection's last write, unless another wrote).
         top = self._top.get(nid)
         if top is None:
             row = self._db.execute("SELECT max(seq) FROM records WHERE ns=?", (nid,)).fetchone()
             top = int(row[0]) if row and row[0] is not None else 0
-        out = [replace(r.memory, seq=top + 1 + i) for i, r in enumerate(rows)]
+        out = [memory_with(r.memory, seq=top + 1 + i) for i, r in enumerate(rows)]
         insert_rows(
             self._db,
             f"INSERT INTO records ({REC_COLS}, ns)",
@@ -254,6 +302,20 @@ class GraphTables(SQLiteParts):
         )
         self._top[nid] = top + len(rows)
         return out
+
+    def record_top(self, ns: str) -> int:
+        nid = self._ns(ns)
+        if nid is None:
+            return 0
+        row = self._db.execute("SELECT max(seq) FROM records WHERE ns=?", (nid,)).fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
+
+    def records_since(self, ns: str, seq: int) -> list[RecordRow]:
+        nid = self._ns(ns)
+        if nid is None:
+            return []
+        sql = f"SELECT {REC_COLS} FROM records WHERE ns=? AND seq>? ORDER BY seq"
+        return [self._record(ns, r) for r in self._db.execute(sql, (nid, seq))]
 
     def set_record_positions(
         self, ns: str, positions: list[tuple[str, Pos, tuple[Pos, ...]]]
@@ -277,7 +339,9 @@ class GraphTables(SQLiteParts):
             where += " AND c.pos>r.lo"
         else:
             spans = list(ranges.items())
-        rows = self._range_query(spans, f"SELECT {cols} FROM r CROSS JOIN records c WHERE {where}")
+        rows = self._range_query(
+            spans, f"SELECT {cols} FROM r CROSS JOIN records c INDEXED BY records_pos WHERE {where}"
+        )
         return (self._record(ns, r) for r in list(rows))
 
     def retractions_of(self, ns: str, target_ids: Iterable[str]) -> list[RecordRow]:
@@ -287,7 +351,7 @@ class GraphTables(SQLiteParts):
         out: list[RecordRow] = []
         for chunk in chunks(list(target_ids)):
             sql = (
-                f"SELECT {REC_COLS} FROM records WHERE ns=? "
+                f"SELECT {REC_COLS} FROM records INDEXED BY records_target WHERE ns=? "
                 f"AND target IN ({marks(len(chunk))}) ORDER BY seq"
             )
             out.extend(self._record(ns, r) for r in self._db.execute(sql, (nid, *chunk)))

@@ -36,6 +36,7 @@ class MetaTables(SQLiteParts):
 
     def set_branch(self, ns: str, name: str, head: str) -> None:
         nid = self._wns(ns)
+        self._branch_list.pop(nid, None)
         self._db.execute(
             "INSERT INTO branches VALUES (?,?,?) "
             "ON CONFLICT (ns, name) DO UPDATE SET head=excluded.head",
@@ -46,12 +47,12 @@ class MetaTables(SQLiteParts):
         nid = self._ns(ns)
         if nid is None:
             return []
-        return [
-            (str(a), str(b))
-            for a, b in self._db.execute(
-                "SELECT name, head FROM branches WHERE ns=? ORDER BY name", (nid,)
-            )
-        ]
+        known = self._branch_list.get(nid)
+        if known is None:
+            sql = "SELECT name, head FROM branches WHERE ns=? ORDER BY name"
+            known = [(str(a), str(b)) for a, b in self._db.execute(sql, (nid,))]
+            self._branch_list[nid] = known
+        return list(known)
 
     _BRANCH_COLS = "name, head, fork_point, parent, created_at, updated_at"
 
@@ -75,6 +76,7 @@ class MetaTables(SQLiteParts):
 
     def put_branch_row(self, ns: str, row: BranchRow) -> None:
         nid = self._wns(ns)
+        self._branch_list.pop(nid, None)
         self._db.execute(
             f"INSERT OR REPLACE INTO branches (ns, {self._BRANCH_COLS}) VALUES (?,?,?,?,?,?,?)",
             (nid, row.name, row.head, row.fork_point, row.parent, row.created_at, row.updated_at),
@@ -82,6 +84,7 @@ class MetaTables(SQLiteParts):
 
     def delete_branch(self, ns: str, name: str) -> None:
         nid = self._wns(ns)
+        self._branch_list.pop(nid, None)
         self._db.execute("DELETE FROM branches WHERE ns=? AND name=?", (nid, name))
 
     def add_head_moves(self, ns: str, moves: list[HeadMove]) -> None:
@@ -133,11 +136,12 @@ class MetaTables(SQLiteParts):
         nid = self._ns(ns)
         if nid is None:
             return False
-        # The second test is answered by the partial index records_timed.
+        # The second test is answered by the partial index records_timed (named:
+        # the planner would rather scan the namespace in the records' key).
         row = self._db.execute(
             "SELECT EXISTS (SELECT 1 FROM life WHERE ns=?) OR EXISTS (SELECT 1 FROM records "
-            "WHERE ns=? AND (expires_at IS NOT NULL OR valid_from IS NOT NULL "
-            "OR valid_to IS NOT NULL))",
+            "INDEXED BY records_timed WHERE ns=? AND (expires_at IS NOT NULL "
+            "OR valid_from IS NOT NULL OR valid_to IS NOT NULL))",
             (nid, nid),
         ).fetchone()
         return bool(row[0])
@@ -167,7 +171,10 @@ class MetaTables(SQLiteParts):
         nid = self._ns(ns)
         if nid is None:
             return []
-        sql = "SELECT id FROM records WHERE ns=? AND expires_at<=? ORDER BY seq"
+        sql = (
+            "SELECT id FROM records INDEXED BY records_timed "
+            "WHERE ns=? AND expires_at<=? ORDER BY seq"
+        )
         return [r[0] for r in self._db.execute(sql, (nid, now))]
 
     def records_with_sources(self, ns: str, event_ids: Iterable[str]) -> list[str]:
@@ -269,12 +276,20 @@ class MetaTables(SQLiteParts):
 
     def add_audit(self, ns: str, entries: list[AuditEntry]) -> None:
         nid = self._wns(ns)
-        # Numbered within the namespace: no tenant sees another's volume.
+        # Numbered within the namespace: no tenant sees another's volume. The
+        # last number is kept while no other connection writes.
+        top = self._audit_top.get(nid)
+        if top is None:
+            row = self._db.execute("SELECT max(seq) FROM audit WHERE ns=?", (nid,)).fetchone()
+            top = int(row[0]) if row and row[0] is not None else 0
         self._db.executemany(
-            "INSERT INTO audit SELECT ?1, coalesce(max(seq), 0) + 1, ?2, ?3, ?4, ?5 "
-            "FROM audit WHERE ns=?1",
-            ((nid, e.at, e.actor, e.op, SEP.join(e.ids)) for e in entries),
+            "INSERT INTO audit VALUES (?,?,?,?,?,?)",
+            [
+                (nid, top + i, e.at, e.actor, e.op, SEP.join(e.ids))
+                for i, e in enumerate(entries, 1)
+            ],
         )
+        self._audit_top[nid] = top + len(entries)
 
     def audit(self, ns: str, since: float | None) -> list[AuditEntry]:
         nid = self._ns(ns)

@@ -54,6 +54,13 @@ class SQLiteParts:
     _top: dict[int, int]  # namespace id -> its highest record seq
     _no_waits: set[int]  # namespaces without waiting events
     _no_record_waits: set[int]  # namespaces without records waiting for a source
+    _tips: dict[tuple[int, int], int]  # (namespace id, segment) -> its last seq
+    _audit_top: dict[int, int]  # namespace id -> its last audit line's seq
+    _branch_list: dict[int, list[tuple[str, str]]]  # namespace id -> (name, head) by name
+    # (namespace id, event id) -> the row of `EVENT_COLS` this connection wrote
+    # (connected events of small batches, the parents and sources of the next
+    # single writes); also dropped by any erasure.
+    _recent: dict[tuple[int, str], tuple[Any, ...]]
 
     _event = staticmethod(event_from_row)
     _record = staticmethod(record_from_row)

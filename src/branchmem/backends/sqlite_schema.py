@@ -2,7 +2,9 @@
 
 Version 2 (the first release) kept its version in ``store_info``; version 3
 adds the ``schema_version`` table, one row per applied version; version 4
-numbers records and audit lines within their namespace. ``store_info``
+numbers records and audit lines within their namespace; version 5 keeps
+records in their ``(ns, seq)`` key (one b-tree fewer per record written).
+``store_info``
 keeps the current version too, so that a release that knows only ``store_info``
 refuses a newer file instead of misreading it.
 """
@@ -21,16 +23,26 @@ VERSION_TABLE = (
 )
 
 # ``seq`` counts within the namespace (a store-wide count would tell one tenant
-# how much the others write). Records stay a rowid table (rows append in write
-# order); ``records_seq`` finds a namespace's last seq. Audit lines are keyed
-# by (ns, seq), one b-tree per line written.
-RECORDS = """CREATE TABLE IF NOT EXISTS {name} (
+# how much the others write). Records are keyed by (ns, seq) (version 5): rows
+# still append in write order within a namespace, and the key is also what
+# finds a namespace's last seq, so a record written touches its row, the
+# (ns, id) index and the gate's position index, not a rowid table and a
+# separate (ns, seq) index as well. Audit lines are keyed by (ns, seq) too.
+RECORDS_V4 = """CREATE TABLE IF NOT EXISTS {name} (
     ns INTEGER NOT NULL, seq INTEGER NOT NULL, id TEXT NOT NULL, kind TEXT NOT NULL,
     content TEXT NOT NULL, sources TEXT NOT NULL, key TEXT, importance REAL NOT NULL,
     meta TEXT, target TEXT, created_at REAL NOT NULL, seg INTEGER, pos INTEGER, extra TEXT,
     expires_at REAL, valid_from REAL, valid_to REAL,
     UNIQUE (ns, id)
 );
+"""
+RECORDS = """CREATE TABLE IF NOT EXISTS {name} (
+    ns INTEGER NOT NULL, seq INTEGER NOT NULL, id TEXT NOT NULL, kind TEXT NOT NULL,
+    content TEXT NOT NULL, sources TEXT NOT NULL, key TEXT, importance REAL NOT NULL,
+    meta TEXT, target TEXT, created_at REAL NOT NULL, seg INTEGER, pos INTEGER, extra TEXT,
+    expires_at REAL, valid_from REAL, valid_to REAL,
+    PRIMARY KEY (ns, seq)
+) WITHOUT ROWID;
 """
 AUDIT = """CREATE TABLE IF NOT EXISTS {name} (
     ns INTEGER NOT NULL, seq INTEGER NOT NULL, at REAL NOT NULL, actor TEXT,
@@ -60,7 +72,9 @@ CREATE TABLE IF NOT EXISTS segments (
     ns INTEGER NOT NULL, seg INTEGER NOT NULL, parents TEXT NOT NULL, tip INTEGER NOT NULL,
     PRIMARY KEY (ns, seg)
 ) WITHOUT ROWID;
-{records}CREATE UNIQUE INDEX IF NOT EXISTS records_seq ON records (ns, seq);
+{records}-- Named, so that a lookup of many ids can insist on it (INDEXED BY): without
+-- statistics the planner would rather scan the namespace in the key.
+CREATE UNIQUE INDEX IF NOT EXISTS records_id ON records (ns, id);
 CREATE INDEX IF NOT EXISTS records_pos ON records (ns, seg, pos) WHERE seg IS NOT NULL;
 CREATE INDEX IF NOT EXISTS records_target ON records (ns, target) WHERE target IS NOT NULL;
 CREATE INDEX IF NOT EXISTS records_timed ON records (ns)
@@ -102,7 +116,7 @@ STEPS: dict[int, list[str]] = {
     # 4: records and audit lines numbered within their namespace, in the order
     # they were written (the tables are rebuilt; their indexes follow from SCHEMA).
     4: [
-        RECORDS.format(name="records_v4").rstrip().rstrip(";"),
+        RECORDS_V4.format(name="records_v4").rstrip().rstrip(";"),
         f"INSERT INTO records_v4 (ns, seq, {_REC}) SELECT ns, "
         f"row_number() OVER (PARTITION BY ns ORDER BY seq), {_REC} FROM records ORDER BY seq",
         "DROP TABLE records",
@@ -112,6 +126,15 @@ STEPS: dict[int, list[str]] = {
         "row_number() OVER (PARTITION BY ns ORDER BY seq), at, actor, op, ids FROM audit",
         "DROP TABLE audit",
         "ALTER TABLE audit_v4 RENAME TO audit",
+    ],
+    # 5: records keyed by (ns, seq); dropping the old table drops its indexes
+    # (records_seq among them, now the key); SCHEMA makes the others again.
+    5: [
+        RECORDS.format(name="records_v5").rstrip().rstrip(";"),
+        f"INSERT INTO records_v5 (ns, seq, {_REC}) SELECT ns, seq, {_REC} FROM records "
+        "ORDER BY ns, seq",
+        "DROP TABLE records",
+        "ALTER TABLE records_v5 RENAME TO records",
     ],
 }
 

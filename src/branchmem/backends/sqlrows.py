@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from ..branch_types import AuditEntry, HeadMove, Snapshot
 from ..model import Memory, make_event, make_memory
@@ -49,12 +49,15 @@ def load_positions(text: str | None) -> tuple[Pos, ...]:
     return tuple((int(a), int(b)) for a, b in json.loads(text)) if text else ()
 
 
+V = TypeVar("V")
+
+
 def cached_segments(
-    cache: dict[tuple[Any, int], tuple[Pos, ...]], key: Any, segs: Iterable[int]
-) -> tuple[dict[int, tuple[Pos, ...]], list[int]]:
-    """Fork points of ``segs`` found in ``cache`` under ``(key, seg)``, and the
-    segments still to fetch."""
-    out: dict[int, tuple[Pos, ...]] = {}
+    cache: dict[tuple[Any, int], V], key: Any, segs: Iterable[int]
+) -> tuple[dict[int, V], list[int]]:
+    """What ``cache`` holds for ``segs`` under ``(key, seg)`` (fork points, or
+    tips), and the segments still to fetch."""
+    out: dict[int, V] = {}
     missing = []
     for s in segs:
         hit = cache.get((key, s))

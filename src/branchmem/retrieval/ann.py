@@ -111,7 +111,10 @@ class NamespaceIndex:
             return
         np = numpy_or_none()
         new = []
-        for i, m in enumerate(cands.mems):
+        # Grown from a covered set: only its added records can be missing.
+        base = cands.base
+        start = len(base.mems) if base is not None and id(base) in self.covered else 0
+        for i, m in enumerate(cands.mems[start:], start):
             lab = self.labels.get(m.id)
             if lab is None or self.texts[lab] != digest(m.content):
                 new.append(i)

@@ -7,8 +7,18 @@ filters, with the `Generation` it was read at: a later search reuses it only
 if nothing at all was committed since (``writes`` unchanged, by this `Store`
 or any other on the same file) and the namespace has no time-dependent
 records (`Backend.has_lifecycle`), so the answer cannot depend on ``now``.
-Anything else reads the gate again. A reused answer is the very list object
-of the last read, which lets the search state see at once that it is current.
+A reused answer is the very list object of the last read, which lets the
+search state see at once that it is current.
+
+When something was committed since, a single anchor's answer is extended
+instead of read again if nothing can have changed but appends (`extend`):
+nothing erased (the generation's ``erasures``), the anchor the same event at
+the same place, and, of the namespace's records written since (`RecordLog`,
+by seq), no retraction visible at the anchor and none hiding a new one. The
+new visible records then follow the kept ones, as the gate orders them (by
+seq). Events added since change nothing at the anchor: its ancestors were
+all connected already, so a record waiting for an event that arrives later
+is never visible there. Anything else reads the gate again.
 """
 
 from __future__ import annotations
@@ -18,6 +28,9 @@ import weakref
 from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..backends.base import Generation, Pos, RecordLog
+from ..branch_types import CONFLICT
+from ..lineage import row_in_ranges
 from ..model import Memory
 from .cache import numpy_or_none
 
@@ -30,18 +43,56 @@ MAX_KEPT = 4
 REUSE = True
 """False reads the gate on every search (the benchmark compares the two)."""
 
+EXTEND = True
+"""False reads the gate again after any write (the benchmark compares the two)."""
+
+
+class Grown(list[Memory]):
+    """A candidate list made by appending to ``base`` (a search state holding
+    ``base`` takes the rest as new without comparing the shared part)."""
+
+    __slots__ = ("base",)
+
+    base: list[Memory] | None
+
+    def __init__(self, base: list[Memory], new: list[Memory]) -> None:
+        super().__init__(base)
+        self.extend(new)
+        self.base = base
+
 
 class Candidates:
     """The gated, filtered records of one search, and per record its anchor's index."""
 
-    __slots__ = ("__weakref__", "_arrays", "_lock", "_pos", "mems", "via")
+    __slots__ = ("__weakref__", "_arrays", "_lock", "_pos", "base", "mems", "via")
 
-    def __init__(self, mems: list[Memory], via: list[int]) -> None:
+    def __init__(self, mems: list[Memory], via: list[int], base: Candidates | None = None) -> None:
         self.mems = mems
         self.via = via
+        self.base = base  # the set this one extends (its records come first)
         self._lock = threading.Lock()
         self._arrays: tuple[Any, Any, Any] | None = None
         self._pos: dict[str, int] | None = None
+
+    def extended(self, new: list[Memory]) -> Candidates:
+        """This set with ``new`` (one anchor's) after it; itself when ``new`` is empty."""
+        if not new:
+            return self
+        c = Candidates(Grown(self.mems, new), self.via + [0] * len(new), self)
+        # One link back at most: a longer chain would keep every older set alive.
+        self.base = None
+        if isinstance(self.mems, Grown):
+            self.mems.base = None
+        with self._lock:
+            if self._arrays is not None:  # extended, not made again from every record
+                np = numpy_or_none()
+                tail = Candidates(new, [0] * len(new)).arrays()
+                c._arrays = (
+                    np.concatenate((self._arrays[0], tail[0])),
+                    np.concatenate((self._arrays[1], tail[1])),
+                    np.concatenate((self._arrays[2], tail[2])),
+                )
+        return c
 
     def arrays(self) -> tuple[Any, Any, Any]:
         """numpy arrays of importance, created_at and via (made once per set)."""
@@ -64,26 +115,34 @@ class Candidates:
             return self._pos
 
 
+class Kept(NamedTuple):
+    """A candidate set as read, with what `extend` needs to bring it up to date."""
+
+    gen: Generation  # the store's generation when it was read
+    cands: Candidates
+    top: int | None = None  # the namespace's highest record seq then (None: not extendable)
+    anchor: tuple[str, Pos | None] | None = None  # the single anchor's event and place
+
+
 class GateMemo:
     """The last few candidate sets of one store, with the generation they were read at."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._kept: dict[Hashable, tuple[int, Candidates]] = {}
+        self._kept: dict[Hashable, Kept] = {}
 
     def clear(self) -> None:
         with self._lock:
             self._kept.clear()
 
-    def get(self, key: Hashable, writes: int) -> Candidates | None:
+    def get(self, key: Hashable) -> Kept | None:
         with self._lock:
-            hit = self._kept.get(key)
-        return hit[1] if hit is not None and hit[0] == writes else None
+            return self._kept.get(key)
 
-    def put(self, key: Hashable, writes: int, cands: Candidates) -> None:
+    def put(self, key: Hashable, kept: Kept) -> None:
         with self._lock:
             self._kept.pop(key, None)
-            self._kept[key] = (writes, cands)
+            self._kept[key] = kept
             while len(self._kept) > MAX_KEPT:
                 del self._kept[next(iter(self._kept))]
 
@@ -123,18 +182,57 @@ def gather(
     anchor that sees it), filtered; the gate's answer, read or reused."""
     b = store._b
     with b.reading():  # one read view: the generation, then the gate
-        writes = b.generation().writes
+        gen = b.generation()
         key = (ns, tuple(anchors), repr(filters))
         reuse = REUSE and as_of is None and not b.has_lifecycle(ns)
+        if not reuse:
+            return _read(store, anchors, ns, now, as_of, filters)
         memo = _memo(store)
-        if reuse:
-            hit = memo.get(key, writes)
-            if hit is not None:
-                return hit
+        kept = memo.get(key)
+        if kept is not None:
+            if kept.gen.writes == gen.writes:
+                return kept.cands
+            one = EXTEND and len(anchors) == 1 and kept.top is not None
+            grown = extend(store, ns, anchors[0], filters, kept, gen) if one else None
+            if grown is not None:
+                memo.put(key, grown)
+                return grown.cands
         cands = _read(store, anchors, ns, now, as_of, filters)
-        if reuse:
-            memo.put(key, writes, cands)
+        if len(anchors) == 1 and isinstance(b, RecordLog):
+            memo.put(key, Kept(gen, cands, b.record_top(ns), store._anchor(ns, anchors[0])))
+        else:
+            memo.put(key, Kept(gen, cands))
         return cands
+
+
+def extend(store: Store, ns: str, at: str, f: Filters, kept: Kept, gen: Generation) -> Kept | None:
+    """``kept`` brought up to ``gen`` by the records written since, or None
+    when something else may have changed (see the module's docstring). The
+    caller holds the backend's read view and has checked the lifecycle."""
+    b = store._b
+    if kept.top is None or gen.erasures != kept.gen.erasures or not isinstance(b, RecordLog):
+        return None
+    anchor = store._anchor(ns, at)
+    if anchor != kept.anchor or anchor[1] is None:
+        return None
+    rows = b.records_since(ns, kept.top)
+    if not rows:
+        return Kept(gen, kept.cands, kept.top, anchor)
+    ranges = store._ranges(ns, at)
+    if ranges is None:
+        return None
+    new: list[Memory] = []
+    for row in rows:
+        if not row_in_ranges(row, ranges):
+            continue
+        m = row.memory
+        if m.target is not None:
+            return None  # a retraction seen here may hide a kept record
+        if m.kind != CONFLICT and (f == NO_FILTERS or keep(m, f, None)):
+            new.append(m)
+    if new and any(row_in_ranges(r, ranges) for r in b.retractions_of(ns, [m.id for m in new])):
+        return None  # an id written again after a purge, retracted before it
+    return Kept(gen, kept.cands.extended(new), rows[-1].memory.seq, anchor)
 
 
 def _read(

@@ -42,6 +42,8 @@ class _Held:
         if mems is self.source:  # the very list held last: nothing to check
             return []
         n = len(self.ids)
+        if getattr(mems, "base", None) is self.source and self.source is not None:
+            return list(mems[n:])  # grown from the list held last (`candidates.Grown`)
         if len(mems) < n:
             return None
         head = mems[:n]
@@ -114,20 +116,14 @@ class KeywordIndex(_Held):
         if not n or not terms:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
         avg = self.total / n or 1.0
-        if self._lengths[0] != n:
-            self._lengths = (n, np.asarray(self.lengths, dtype=np.int64))
-        lengths = self._lengths[1]
+        lengths = self._lengths_array(np, n)
         scores = np.zeros(n, dtype=np.float64)
         hit = np.zeros(n, dtype=bool)
         for t in terms:
             plist = self.postings.get(t)
             if not plist:
                 continue
-            got = self._arrays.get(t)
-            if got is None or got[0] != len(plist):
-                pairs = np.asarray(plist, dtype=np.int64)
-                got = self._arrays[t] = (len(plist), pairs[:, 0].copy(), pairs[:, 1].copy())
-            _, at, f = got
+            at, f = self._postings_arrays(np, t, plist)
             df = len(plist)
             idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
             norm = K1 * (1 - B + B * lengths[at] / avg)
@@ -135,6 +131,30 @@ class KeywordIndex(_Held):
             hit[at] = True
         at = np.flatnonzero(hit)
         return at, scores[at]
+
+    def _lengths_array(self, np: Any, n: int) -> Any:
+        """`lengths` as a numpy array, extended by the records added since the last call."""
+        done, arr = self._lengths
+        if done != n:
+            tail = np.asarray(self.lengths[done:], dtype=np.int64)
+            arr = tail if arr is None else np.concatenate((arr, tail))
+            self._lengths = (n, arr)
+        return arr
+
+    def _postings_arrays(self, np: Any, term: str, plist: list[tuple[int, int]]) -> tuple[Any, Any]:
+        """The term's postings as numpy arrays (positions, tfs), extended by the
+        postings added since the last call (a list only grows at its end)."""
+        got = self._arrays.get(term)
+        done = 0 if got is None else got[0]
+        if done != len(plist):
+            pairs = np.asarray(plist[done:], dtype=np.int64)
+            at, f = pairs[:, 0].copy(), pairs[:, 1].copy()
+            if got is not None:
+                at, f = np.concatenate((got[1], at)), np.concatenate((got[2], f))
+            self._arrays[term] = (len(plist), at, f)
+            return at, f
+        assert got is not None
+        return got[1], got[2]
 
 
 class VectorIndex(_Held):
