@@ -10,6 +10,7 @@ export class EventTree {
     this.byId = new Map(); this.children = new Map(); this.roots = [];
     this.collapsed = new Set(); this.rows = []; this.focus = 0;
     this.anchor = null; this.onPath = new Set(); this.labels = new Map();
+    this.version = 0; this.drawn = "";  // what the drawn rows show, and which rows
     box.addEventListener("scroll", () => this.draw());
     box.addEventListener("keydown", (e) => this.key(e));
     box.addEventListener("click", (e) => this.click(e));
@@ -27,12 +28,12 @@ export class EventTree {
       if (p === undefined) this.roots.push(e.id);
       else (this.children.get(p) || this.children.set(p, []).get(p)).push(e.id);
     }
-    this.labels = labels;
+    this.labels = labels; this.version++;
     this.flatten();
   }
 
   setAnchor(anchor, pathIds) {
-    this.anchor = anchor; this.onPath = new Set(pathIds);
+    this.anchor = anchor; this.onPath = new Set(pathIds); this.version++;
     // Open every collapsed ancestor so the anchor is on screen.
     for (const id of pathIds) this.collapsed.delete(id);
     this.flatten();
@@ -55,7 +56,7 @@ export class EventTree {
       const d = kids.length > 1 ? depth + 1 : depth;
       for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i], d]);
     }
-    this.rows = rows;
+    this.rows = rows; this.version++;
     this.spacer.style.height = `${rows.length * ROW}px`;
     if (this.focus >= rows.length) this.focus = Math.max(0, rows.length - 1);
   }
@@ -69,6 +70,12 @@ export class EventTree {
   draw() {
     const first = Math.max(0, Math.floor(this.box.scrollTop / ROW) - OVERSCAN);
     const last = Math.min(this.rows.length, Math.ceil((this.box.scrollTop + this.box.clientHeight) / ROW) + OVERSCAN);
+    // The same rows as drawn: keep their elements. A scroll event that changes
+    // nothing (the one ensureVisible queues arrives late on a loaded machine)
+    // must not replace the row under a pressed mouse button and swallow the click.
+    const drawn = `${first}:${last}:${this.version}`;
+    if (drawn === this.drawn) { this.markFocus(); return; }
+    this.drawn = drawn;
     const frag = document.createDocumentFragment();
     for (let i = first; i < last; i++) frag.appendChild(this.rowEl(i));
     this.spacer.replaceChildren(frag);
