@@ -133,7 +133,10 @@ class Backend(Protocol):
         ...
 
     # events -----------------------------------------------------------------
-    def get_events(self, ns: str, ids: Iterable[str]) -> dict[str, EventRow]: ...
+    def get_events(self, ns: str, ids: Iterable[str]) -> dict[str, EventRow]:
+        """The stored events among ``ids``, as new rows: planning a batch sets
+        the ``pos`` of waiting ones before anything is written (or refused)."""
+        ...
 
     def event_positions(self, ns: str, ids: Iterable[str]) -> dict[str, Pos | None]:
         """Positions of the stored events among ``ids`` (None while one waits):
