@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from branchmem import Event, Memory, Store
 from branchmem.backends.base import RecordRow
-from branchmem.backends.memory_rows import StoredEvent, StoredRecord, compact_ids
+from branchmem.backends.memory_rows import compact_ids, stored_event, stored_record
 from branchmem.model import make_event, make_memory, memory_with
 
 TEXT = st.text(max_size=8)
@@ -98,13 +98,15 @@ def test_stored_events_read_back_as_given(
 ) -> None:
     # The memory store keeps an event in a few slots (a lone parent without a
     # tuple, no namespace) and builds the Event on read: the same one, every field.
-    row = StoredEvent(ev, compact_ids(ev.parents, {}), first)
+    row = stored_event(ev, compact_ids(ev.parents, {}), first)
     got = row.event("ns")
     assert got == ev and repr(got) == repr(ev) and got.created_at == ev.created_at
     assert row.pos == first and not hasattr(row, "__dict__")
     if then is not None:
         row.seg, row.seq = then
         assert row.pos == then
+    row.erase()
+    assert row.event("ns") == replace(ev, content="", meta=None)
 
 
 @settings(max_examples=200, deadline=None)
@@ -133,7 +135,7 @@ def test_stored_records_read_back_as_given(
     mem: Memory, pos: tuple[int, int] | None, extra: list[tuple[int, int]]
 ) -> None:
     # The rare fields share one slot; the Memory is built once, then shared.
-    row = StoredRecord(mem, compact_ids(mem.sources, {}))
+    row = stored_record(mem, compact_ids(mem.sources, {}))
     assert row.memory is None and not hasattr(row, "__dict__")
     assert (row.rare is None) == (mem == replace(mem, key=None, importance=0.5, meta=None,
         target=None, expires_at=None, valid_from=None, valid_to=None))  # fmt: skip

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import threading
-from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from itertools import islice
+from operator import attrgetter
 from typing import Any
 
 from ..branch_types import AuditEntry, HeadMove, Snapshot
@@ -24,7 +24,7 @@ from .base import (
     Ranges,
     RecordRow,
 )
-from .memory_rows import StoredEvent, StoredRecord, compact_ids
+from .memory_rows import StoredEvent, StoredRecord, compact_ids, stored_event, stored_record
 
 
 class _Space:
@@ -37,8 +37,8 @@ class _Space:
         self.seg_parents: dict[int, tuple[Pos, ...]] = {}
         self.tips: dict[int, int] = {}
         self.records: dict[str, StoredRecord] = {}
-        # seg -> [seqs, rows, warm]: seqs and rows sorted by seq, rows the stored
-        # records, of which the first ``warm`` hold their Memory (see `_warm`)
+        # seg -> [rows, warm]: the stored records indexed in the segment, sorted by
+        # the seq of their position; the first ``warm`` hold their Memory (`_warm`)
         self.index: dict[int, list[Any]] = {}
         self.by_target: dict[str, list[str]] = {}
         self.record_waits: dict[str, list[str]] = {}
@@ -53,6 +53,7 @@ class _Space:
 
 
 _EMPTY = _Space()
+_SEQ = attrgetter("_seq")  # a stored record's seq within its segment
 
 
 def _row_of(r: StoredRecord, ns: str) -> RecordRow:
@@ -62,10 +63,10 @@ def _row_of(r: StoredRecord, ns: str) -> RecordRow:
 
 def _warm(entry: list[Any], hi: int, ns: str) -> None:
     """Build the Memory of each of an index entry's first ``hi`` rows that has none."""
-    for r in islice(entry[1], entry[2], hi):
+    for r in islice(entry[0], entry[1], hi):
         if r.memory is None:
             r.memory = r.build(ns)
-    entry[2] = hi
+    entry[1] = hi
 
 
 class MemoryBackend:
@@ -131,7 +132,7 @@ class MemoryBackend:
             raise DuplicateIds(ns)
         for r in rows:
             ev = r.event
-            events[ev.id] = StoredEvent(ev, compact_ids(ev.parents, events), r.pos)
+            events[ev.id] = stored_event(ev, compact_ids(ev.parents, events), r.pos)
 
     def set_event_positions(self, ns: str, positions: list[tuple[str, Pos]]) -> None:
         events = self._space(ns).events
@@ -194,7 +195,7 @@ class MemoryBackend:
             m = r.memory
             sources = () if srcs is None else (srcs,) if isinstance(srcs, str) else srcs
             m = memory_with(m, seq=sp.top, sources=sources)
-            row = StoredRecord(m, srcs)
+            row = stored_record(m, srcs)
             sp.records[m.id] = row
             if m.expires_at is not None or m.valid_from is not None or m.valid_to is not None:
                 sp.timed += 1
@@ -210,16 +211,14 @@ class MemoryBackend:
         row.pos, row.extra = pos, extra
         entry = sp.index.get(pos[0])
         if entry is None:
-            entry = sp.index[pos[0]] = [array("q"), [], 0]
-        seqs, rows, warm = entry
-        if not seqs or seqs[-1] <= pos[1]:
-            seqs.append(pos[1])
+            entry = sp.index[pos[0]] = [[], 0]
+        rows, warm = entry
+        if not rows or rows[-1]._seq <= pos[1]:
             rows.append(row)
         else:
-            i = bisect_right(seqs, pos[1])
-            seqs.insert(i, pos[1])
+            i = bisect_right(rows, pos[1], key=_SEQ)
             rows.insert(i, row)
-            entry[2] = min(warm, i)  # the rows from i on are checked again
+            entry[1] = min(warm, i)  # the rows from i on are checked again
 
     def set_record_positions(
         self, ns: str, positions: list[tuple[str, Pos, tuple[Pos, ...]]]
@@ -240,13 +239,13 @@ class MemoryBackend:
         add = out.extend
         for seg, upto in ranges.items():
             if (entry := get(seg)) is not None:
-                seqs, rows, warm = entry
+                rows, warm = entry
                 n = len(rows)
-                hi = n if seqs and seqs[-1] <= upto else bisect_right(seqs, upto)
+                hi = n if rows and rows[-1]._seq <= upto else bisect_right(rows, upto, key=_SEQ)
                 if warm < hi:
                     _warm(entry, hi, ns)
                 if after:
-                    add(rows[bisect_right(seqs, after.get(seg, -1)) : hi])
+                    add(rows[bisect_right(rows, after.get(seg, -1), key=_SEQ) : hi])
                 else:
                     add(rows if hi == n else rows[:hi])
         return iter(out)
@@ -367,9 +366,7 @@ class MemoryBackend:
             if row.pos is not None:
                 segs.add(row.pos[0])
         for seg in segs:  # each touched segment is rebuilt once
-            seqs, rows, _ = sp.index[seg]
-            keep = [(q, r) for q, r in zip(seqs, rows, strict=True) if r.id not in gone]
-            sp.index[seg] = [array("q", [q for q, _ in keep]), [r for _, r in keep], 0]
+            sp.index[seg] = [[r for r in sp.index[seg][0] if r.id not in gone], 0]
         for rid in ids:
             sp.by_target.pop(rid, None)
         # The next seq follows the highest one left (as max(seq) + 1 does in SQL).
@@ -382,7 +379,7 @@ class MemoryBackend:
         self._erasures += 1
         row = sp.events.get(event_id)
         if row is not None:
-            row.content, row.meta = "", None
+            row.erase()
 
     def drop_namespace(self, ns: str) -> None:
         sp = self._spaces.pop(ns, None)

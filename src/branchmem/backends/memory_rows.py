@@ -28,9 +28,11 @@ def _show(row: object, names: tuple[str, ...]) -> str:
 
 
 class StoredEvent:
-    """One stored event; ``parents`` is ``None`` (a root), an id, or a tuple of ids."""
+    """One stored event; ``parents`` is ``None`` (a root), an id, or a tuple of ids.
+    An event with ``meta`` is a `_MetaEvent`, which has a slot for it."""
 
-    __slots__ = ("at", "content", "id", "meta", "parents", "role", "seg", "seq")
+    __slots__ = ("at", "content", "id", "parents", "role", "seg", "seq")
+    meta: dict[str, Any] | None = None
 
     def __init__(self, ev: Event, parents: str | tuple[str, ...] | None, pos: Pos | None) -> None:
         self.id = ev.id
@@ -38,12 +40,15 @@ class StoredEvent:
         self.role = _intern(ev.role)
         self.content = ev.content
         self.at = ev.created_at
-        self.meta = ev.meta
         self.seg: int | None = None if pos is None else pos[0]
         self.seq = 0 if pos is None else pos[1]
 
     def __repr__(self) -> str:
-        return _show(self, self.__slots__)
+        return _show(self, ("id", "parents", "role", "content", "at", "meta", "seg", "seq"))
+
+    def erase(self) -> None:
+        """Blank the content (and meta): the event stays, its text goes."""
+        self.content = ""
 
     @property
     def pos(self) -> Pos | None:
@@ -59,6 +64,22 @@ class StoredEvent:
         return make_event(
             self.id, self.parent_ids(), self.role, self.content, ns, self.meta, self.at
         )
+
+
+class _MetaEvent(StoredEvent):
+    __slots__ = ("meta",)
+
+    def erase(self) -> None:
+        self.content, self.meta = "", None
+
+
+def stored_event(ev: Event, parents: str | tuple[str, ...] | None, pos: Pos | None) -> StoredEvent:
+    """A stored row for ``ev``; ``parents`` as `compact_ids` gives them."""
+    if ev.meta is None:
+        return StoredEvent(ev, parents, pos)
+    row = _MetaEvent(ev, parents, pos)
+    row.meta = ev.meta
+    return row
 
 
 def compact_ids(
@@ -96,11 +117,12 @@ def _split_pos(base: type) -> Any:
 
 class StoredRecord(RecordRow):
     """One stored record. ``memory`` is ``None`` until a read builds it (`warm`);
-    ``rare`` is ``None`` or ``(key, importance, meta, target, expires_at,
-    valid_from, valid_to)``."""
+    ``rare`` is ``None``, or ``(key, importance, meta, target, expires_at,
+    valid_from, valid_to)`` in a `_RareRecord` (which has a slot for it)."""
 
-    __slots__ = ("_seq", "at", "content", "id", "kind", "rare", "seq", "sources")
+    __slots__ = ("_seq", "at", "content", "id", "kind", "seq", "sources")
     pos = _split_pos(RecordRow)
+    rare: tuple[Any, ...] | None = None
 
     def __init__(self, m: Memory, sources: str | tuple[str, ...] | None) -> None:
         self.memory = None  # type: ignore[assignment]
@@ -112,11 +134,6 @@ class StoredRecord(RecordRow):
         self.kind = _intern(m.kind)
         self.seq = m.seq
         self.at = m.created_at
-        rare = (m.key, m.importance, m.meta, m.target, m.expires_at, m.valid_from, m.valid_to)
-        if rare == (None, _DEFAULT_IMPORTANCE, None, None, None, None, None):
-            self.rare: tuple[Any, ...] | None = None
-        else:
-            self.rare = rare
 
     def __repr__(self) -> str:
         # What is stored, without the Memory a read may have built (a cache).
@@ -163,3 +180,20 @@ class StoredRecord(RecordRow):
         if m is None:
             m = self.memory = self.build(ns)
         return m
+
+
+class _RareRecord(StoredRecord):
+    __slots__ = ("rare",)
+
+
+_PLAIN = (None, _DEFAULT_IMPORTANCE, None, None, None, None, None)
+
+
+def stored_record(m: Memory, sources: str | tuple[str, ...] | None) -> StoredRecord:
+    """A stored row for ``m``; ``sources`` as `compact_ids` gives them."""
+    rare = (m.key, m.importance, m.meta, m.target, m.expires_at, m.valid_from, m.valid_to)
+    if rare == _PLAIN:
+        return StoredRecord(m, sources)
+    row = _RareRecord(m, sources)
+    row.rare = rare
+    return row
