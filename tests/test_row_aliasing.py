@@ -13,17 +13,7 @@ from collections.abc import Callable
 import pytest
 
 from branchmem import BranchmemError, Event, Store
-from raw_state import raw_state
-
-
-def _stored(store: Store) -> object:
-    """`raw_state` less the schema version row, which holds the time it was made."""
-    raw = raw_state(store)
-    if isinstance(raw, list):
-        return [line for line in raw if not line.startswith('INSERT INTO "schema_version"')]
-    if isinstance(raw, dict):
-        return {t: rows for t, rows in raw.items() if t != "schema_version"}
-    return raw
+from raw_state import stored_state as _stored
 
 
 def test_changing_rows_read_changes_nothing_stored(store: Store) -> None:

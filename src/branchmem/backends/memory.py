@@ -30,8 +30,7 @@ from .memory_rows import StoredEvent, StoredRecord, compact_ids, stored_event, s
 class _Space:
     """Everything of one namespace."""
 
-    def __init__(self, name: str = "") -> None:
-        self.name = name
+    def __init__(self) -> None:
         self.events: dict[str, StoredEvent] = {}
         self.waits: dict[str, list[str]] = {}
         self.seg_parents: dict[int, tuple[Pos, ...]] = {}
@@ -93,7 +92,7 @@ class MemoryBackend:
     def _space(self, ns: str) -> _Space:
         sp = self._spaces.get(ns)
         if sp is None:
-            sp = self._spaces[ns] = _Space(ns)
+            sp = self._spaces[ns] = _Space()
         return sp
 
     @contextmanager
@@ -192,9 +191,8 @@ class MemoryBackend:
             sp.top += 1  # numbered within the namespace, like the SQL backends
             # Sources as the stored events' own id strings: one copy of each id.
             srcs = compact_ids(r.memory.sources, events)
-            m = r.memory
             sources = () if srcs is None else (srcs,) if isinstance(srcs, str) else srcs
-            m = memory_with(m, seq=sp.top, sources=sources)
+            m = memory_with(r.memory, seq=sp.top, sources=sources)
             row = stored_record(m, srcs)
             sp.records[m.id] = row
             if m.expires_at is not None or m.valid_from is not None or m.valid_to is not None:

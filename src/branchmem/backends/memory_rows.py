@@ -1,13 +1,14 @@
-"""The in-memory backend's stored rows: compact, and never handed out to be mutated.
+"""The in-memory backend's stored rows, kept compact.
 
 A stored event keeps its fields in a few slots (a lone parent as a string, no
 tuple; no namespace, which is the space's), and reads build an `Event` from
-them each time. A stored record keeps its own fields likewise, the rare ones
-(key, importance other than 0.5, meta, target, expiry, validity) folded into
-one slot that is ``None`` for most records; its `Memory` is built the first
-time a read needs it and kept in the row, so that the gate's hot loop reads
-shared objects (as it always did) while a store whose records are never read
-holds no `Memory` objects at all.
+them each time. A stored record keeps its own fields likewise. Rare fields
+take a slot only where present: an event's ``meta``, and a record's key,
+importance other than 0.5, meta, target, expiry and validity (together, in
+one tuple), live in a subclass with one slot more. A record's `Memory` is
+built the first time a read needs it and kept in the row, so that the gate's
+hot loop reads shared objects (as it always did) while a store whose records
+are never read holds no `Memory` objects at all.
 """
 
 from __future__ import annotations
