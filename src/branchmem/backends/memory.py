@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
@@ -36,8 +37,10 @@ class _Space:
         self.seg_parents: dict[int, tuple[Pos, ...]] = {}
         self.tips: dict[int, int] = {}
         self.records: dict[str, StoredRecord] = {}
-        # seg -> [rows, warm]: the stored records indexed in the segment, sorted by
-        # the seq of their position; the first ``warm`` hold their Memory (`_warm`)
+        # seg -> [rows, top, warm]: the stored records indexed in the segment,
+        # sorted by the seq of their position; the first ``warm`` of them hold
+        # their Memory (see `_warm`); ``top`` is the last one's seq if all do,
+        # else _COLD (so a read checks one number for a segment read whole).
         self.index: dict[int, list[Any]] = {}
         self.by_target: dict[str, list[str]] = {}
         self.record_waits: dict[str, list[str]] = {}
@@ -53,6 +56,7 @@ class _Space:
 
 _EMPTY = _Space()
 _SEQ = attrgetter("_seq")  # a stored record's seq within its segment
+_COLD = sys.maxsize  # an index entry's ``top`` while some row has no Memory
 
 
 def _row_of(r: StoredRecord, ns: str) -> RecordRow:
@@ -62,10 +66,18 @@ def _row_of(r: StoredRecord, ns: str) -> RecordRow:
 
 def _warm(entry: list[Any], hi: int, ns: str) -> None:
     """Build the Memory of each of an index entry's first ``hi`` rows that has none."""
-    for r in islice(entry[0], entry[1], hi):
+    rows = entry[0]
+    for r in islice(rows, entry[2], hi):
         if r.memory is None:
             r.memory = r.build(ns)
-    entry[1] = hi
+    entry[2] = hi
+    if hi == len(rows):
+        entry[1] = rows[-1]._seq if rows else -1
+
+
+def _upto(rows: list[StoredRecord], upto: int) -> int:
+    """How many of a segment's rows have a seq up to ``upto``."""
+    return len(rows) if rows and rows[-1]._seq <= upto else bisect_right(rows, upto, key=_SEQ)
 
 
 class MemoryBackend:
@@ -209,14 +221,15 @@ class MemoryBackend:
         row.pos, row.extra = pos, extra
         entry = sp.index.get(pos[0])
         if entry is None:
-            entry = sp.index[pos[0]] = [[], 0]
-        rows, warm = entry
+            entry = sp.index[pos[0]] = [[], _COLD, 0]
+        rows = entry[0]
+        entry[1] = _COLD  # the new row has no Memory yet
         if not rows or rows[-1]._seq <= pos[1]:
             rows.append(row)
         else:
             i = bisect_right(rows, pos[1], key=_SEQ)
             rows.insert(i, row)
-            entry[1] = min(warm, i)  # the rows from i on are checked again
+            entry[2] = min(entry[2], i)  # the rows from i on are checked again
 
     def set_record_positions(
         self, ns: str, positions: list[tuple[str, Pos, tuple[Pos, ...]]]
@@ -235,17 +248,25 @@ class MemoryBackend:
         # the stored ones, each holding its Memory (built here on a first read).
         out: list[RecordRow] = []
         add = out.extend
+        if after:
+            for seg, upto in ranges.items():
+                if (entry := get(seg)) is not None:
+                    rows, top, warm = entry
+                    hi = len(rows) if top <= upto else _upto(rows, upto)
+                    if warm < hi:
+                        _warm(entry, hi, ns)
+                    add(rows[bisect_right(rows, after.get(seg, -1), key=_SEQ) : hi])
+            return iter(out)
         for seg, upto in ranges.items():
             if (entry := get(seg)) is not None:
-                rows, warm = entry
-                n = len(rows)
-                hi = n if rows and rows[-1]._seq <= upto else bisect_right(rows, upto, key=_SEQ)
+                rows, top, warm = entry
+                if top <= upto:  # every row in range, each with its Memory
+                    add(rows)
+                    continue
+                hi = _upto(rows, upto)
                 if warm < hi:
                     _warm(entry, hi, ns)
-                if after:
-                    add(rows[bisect_right(rows, after.get(seg, -1), key=_SEQ) : hi])
-                else:
-                    add(rows if hi == n else rows[:hi])
+                add(rows if hi == len(rows) else rows[:hi])
         return iter(out)
 
     def retractions_of(self, ns: str, target_ids: Iterable[str]) -> list[RecordRow]:
@@ -364,7 +385,7 @@ class MemoryBackend:
             if row.pos is not None:
                 segs.add(row.pos[0])
         for seg in segs:  # each touched segment is rebuilt once
-            sp.index[seg] = [[r for r in sp.index[seg][0] if r.id not in gone], 0]
+            sp.index[seg] = [[r for r in sp.index[seg][0] if r.id not in gone], _COLD, 0]
         for rid in ids:
             sp.by_target.pop(rid, None)
         # The next seq follows the highest one left (as max(seq) + 1 does in SQL).

@@ -93,8 +93,7 @@ def compact_ids(
     if len(ids) == 1:
         s = events.get(ids[0])
         return ids[0] if s is None else s.id
-    same = tuple([s.id if (s := events.get(i)) is not None else i for i in ids])
-    return ids if all(a is b for a, b in zip(same, ids, strict=True)) else same
+    return tuple([s.id if (s := events.get(i)) is not None else i for i in ids])
 
 
 def _split_pos(base: type) -> Any:
@@ -123,6 +122,7 @@ class StoredRecord(RecordRow):
 
     __slots__ = ("_seq", "at", "content", "id", "kind", "seq", "sources")
     pos = _split_pos(RecordRow)
+    _seq: int  # the seq of ``pos``, whose own slot holds the segment
     rare: tuple[Any, ...] | None = None
 
     def __init__(self, m: Memory, sources: str | tuple[str, ...] | None) -> None:
