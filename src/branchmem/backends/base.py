@@ -110,8 +110,8 @@ class Backend(Protocol):
     """What `Store` needs from storage. One writer transaction at a time."""
 
     shares_rows: bool
-    """True if reads return the stored objects themselves (never to be mutated);
-    False if every read builds fresh ones."""
+    """True if reads return the same `Memory` objects each time (kept by the
+    backend, never to be mutated); False if every read builds fresh ones."""
 
     def transaction(self) -> AbstractContextManager[None]:
         """A write transaction: all of it lands, or none of it (reentrant)."""
