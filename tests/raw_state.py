@@ -31,3 +31,13 @@ def raw_state(store: Store) -> object:
     assert isinstance(b, MemoryBackend)
     spaces = {ns: repr(sorted(vars(sp).items())) for ns, sp in b._spaces.items()}
     return spaces, sorted(b._query_logs), repr(b._detached)
+
+
+def stored_state(store: Store) -> object:
+    """`raw_state` less the schema version row, which holds the time it was made."""
+    raw = raw_state(store)
+    if isinstance(raw, list):
+        return [line for line in raw if not line.startswith('INSERT INTO "schema_version"')]
+    if isinstance(raw, dict):
+        return {t: rows for t, rows in raw.items() if t != "schema_version"}
+    return raw

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from branchmem import Event, Memory, Store
-from branchmem.backends.base import EventRow, RecordRow
-from branchmem.backends.memory import _StoredEvent, _StoredRecord
+from branchmem.backends.base import RecordRow
+from branchmem.backends.memory_rows import compact_ids, stored_event, stored_record
 from branchmem.model import make_event, make_memory, memory_with
 
 TEXT = st.text(max_size=8)
@@ -75,23 +75,75 @@ def test_the_memory_store_keeps_one_copy_of_each_id() -> None:
 
 
 POS = st.none() | st.tuples(st.integers(0, 10**6), st.integers(0, 10**9))
+TIME = st.none() | st.floats(0, 1e9)
 
 
 @settings(max_examples=200, deadline=None)
-@given(first=POS, then=POS, extra=st.lists(st.tuples(st.integers(0, 99), st.integers(0, 99))))
-def test_stored_rows_read_back_their_positions(
-    first: tuple[int, int] | None, then: tuple[int, int] | None, extra: list[tuple[int, int]]
+@given(
+    ev=st.builds(
+        Event,
+        id=TEXT,
+        parents=st.lists(TEXT, max_size=3).map(tuple),
+        role=st.sampled_from(["user", "tool"]),
+        content=TEXT,
+        namespace=st.just("ns"),
+        meta=META,
+        created_at=st.floats(0, 1e9),
+    ),
+    first=POS,
+    then=POS,
+)
+def test_stored_events_read_back_as_given(
+    ev: Event, first: tuple[int, int] | None, then: tuple[int, int] | None
 ) -> None:
-    # The memory store keeps a row's segment and seq in two slots, not a tuple:
-    # what reads see is the plain row's, before and after a position is set.
-    ev, mem = Event("e"), Memory("m", "c", ("e",))
-    for stored, plain in (
-        (_StoredEvent(ev, first), EventRow(ev, first)),
-        (_StoredRecord(mem, first, tuple(extra)), RecordRow(mem, first, tuple(extra))),
-    ):
-        assert isinstance(stored, type(plain)) and stored.pos == plain.pos == first
-        assert repr(stored).partition("(")[2] == repr(plain).partition("(")[2]
-        stored.pos = plain.pos = then
-        assert stored.pos == plain.pos == then
-        assert repr(stored).partition("(")[2] == repr(plain).partition("(")[2]
-        assert not hasattr(stored, "__dict__")
+    # The memory store keeps an event in a few slots (a lone parent without a
+    # tuple, no namespace) and builds the Event on read: the same one, every field.
+    row = stored_event(ev, compact_ids(ev.parents, {}), first)
+    got = row.event("ns")
+    assert got == ev and repr(got) == repr(ev) and got.created_at == ev.created_at
+    assert row.pos == first and not hasattr(row, "__dict__")
+    if then is not None:
+        row.seg, row.seq = then
+        assert row.pos == then
+    row.erase()
+    assert row.event("ns") == replace(ev, content="", meta=None)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    mem=st.builds(
+        Memory,
+        id=TEXT,
+        content=TEXT,
+        sources=st.lists(TEXT, min_size=1, max_size=3).map(tuple),
+        kind=st.sampled_from(["semantic", "episodic", "retraction"]),
+        key=st.none() | TEXT,
+        importance=st.sampled_from([0.5, 0.0, 1.0, 0.25]),
+        namespace=st.just("ns"),
+        meta=META,
+        target=st.none() | TEXT,
+        created_at=st.floats(0, 1e9),
+        seq=st.integers(1, 10**9),
+        expires_at=TIME,
+        valid_from=TIME,
+        valid_to=TIME,
+    ),
+    pos=POS,
+    extra=st.lists(st.tuples(st.integers(0, 99), st.integers(0, 99))),
+)
+def test_stored_records_read_back_as_given(
+    mem: Memory, pos: tuple[int, int] | None, extra: list[tuple[int, int]]
+) -> None:
+    # The rare fields share one slot; the Memory is built once, then shared.
+    row = stored_record(mem, compact_ids(mem.sources, {}))
+    assert row.memory is None and not hasattr(row, "__dict__")
+    assert (row.rare is None) == (mem == replace(mem, key=None, importance=0.5, meta=None,
+        target=None, expires_at=None, valid_from=None, valid_to=None))  # fmt: skip
+    row.pos, row.extra = pos, tuple(extra)
+    got = row.warm("ns")
+    assert got == mem and repr(got) == repr(mem)
+    assert (got.created_at, got.seq, got.via) == (mem.created_at, mem.seq, None)
+    assert row.warm("ns") is got and row.build("ns") is not got
+    assert isinstance(row, RecordRow) and row.pos == pos and row.extra == tuple(extra)
+    assert row.target == mem.target and row.expires_at == mem.expires_at
+    assert row.timed == ((mem.expires_at, mem.valid_from, mem.valid_to) != (None, None, None))

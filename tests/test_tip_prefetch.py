@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from branchmem import BranchmemError, CycleError, Store
 from branchmem.lineage import Ingest
-from raw_state import raw_state
+from raw_state import stored_state as state
 
 
 @st.composite
@@ -52,16 +52,6 @@ def ingest(store: Store, parts: list[list[dict[str, Any]]]) -> list[object]:
         got = store._b.get_events("default", [e["id"] for e in part])
         out.append(sorted((i, r.pos) for i, r in got.items()))
     return out
-
-
-def state(store: Store) -> object:
-    """`raw_state` less the schema version row, which holds the time it was made."""
-    raw = raw_state(store)
-    if isinstance(raw, list):
-        return [line for line in raw if not line.startswith('INSERT INTO "schema_version"')]
-    if isinstance(raw, dict):
-        return {t: rows for t, rows in raw.items() if t != "schema_version"}
-    return raw
 
 
 @settings(

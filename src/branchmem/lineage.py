@@ -206,12 +206,6 @@ class Ingest:
         # Only unconnected ids can have waiting children: when every id is connected
         # (a reply to a stored message), no lookup at all.
         pending = [i for i in want if (r := found.get(i)) is None or r.pos is None]
-        for i in pending:
-            # A waiting row is copied: planning gives it a position, and a
-            # backend's own row (the memory backend's) must keep none until the
-            # plan is written; a plan that fails is then planned again cleanly.
-            if (r := found.get(i)) is not None:
-                rows[i] = EventRow(r.event, None)
         if not pending:
             return
         got = self.b.waiting_children(self.ns, pending)

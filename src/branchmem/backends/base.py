@@ -110,8 +110,8 @@ class Backend(Protocol):
     """What `Store` needs from storage. One writer transaction at a time."""
 
     shares_rows: bool
-    """True if reads return the stored objects themselves (never to be mutated);
-    False if every read builds fresh ones."""
+    """True if reads return the same `Memory` objects each time (kept by the
+    backend, never to be mutated); False if every read builds fresh ones."""
 
     def transaction(self) -> AbstractContextManager[None]:
         """A write transaction: all of it lands, or none of it (reentrant)."""
@@ -133,7 +133,10 @@ class Backend(Protocol):
         ...
 
     # events -----------------------------------------------------------------
-    def get_events(self, ns: str, ids: Iterable[str]) -> dict[str, EventRow]: ...
+    def get_events(self, ns: str, ids: Iterable[str]) -> dict[str, EventRow]:
+        """The stored events among ``ids``, as new rows: planning a batch sets
+        the ``pos`` of waiting ones before anything is written (or refused)."""
+        ...
 
     def event_positions(self, ns: str, ids: Iterable[str]) -> dict[str, Pos | None]:
         """Positions of the stored events among ``ids`` (None while one waits):

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import sys
 import threading
-from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from itertools import islice
+from operator import attrgetter
 from typing import Any
 
 from ..branch_types import AuditEntry, HeadMove, Snapshot
-from ..model import Memory, make_event, memory_with
+from ..model import Memory, memory_with
 from .base import (
     BranchRow,
     DuplicateIds,
@@ -24,53 +25,23 @@ from .base import (
     Ranges,
     RecordRow,
 )
-
-
-def _split_pos(base: type) -> Any:
-    """A ``pos`` property kept in two slots: the base class's ``pos`` slot holds
-    the segment alone, ``_seq`` the seq; it reads back as the same pair."""
-    seg_slot = base.__dict__["pos"]
-
-    def get(row: Any) -> Pos | None:
-        seg = seg_slot.__get__(row)
-        return None if seg is None else (seg, row._seq)
-
-    def put(row: Any, pos: Pos | None) -> None:
-        if pos is None:
-            seg_slot.__set__(row, None)
-        else:
-            seg_slot.__set__(row, pos[0])
-            row._seq = pos[1]
-
-    return property(get, put)
-
-
-class _StoredEvent(EventRow):
-    """A stored `EventRow`: no ``(seg, seq)`` tuple per event (the ints are the
-    planner's own, mostly small and shared)."""
-
-    __slots__ = ("_seq",)
-    pos = _split_pos(EventRow)
-
-
-class _StoredRecord(RecordRow):
-    """A stored `RecordRow`, its position in two slots like `_StoredEvent`'s."""
-
-    __slots__ = ("_seq",)
-    pos = _split_pos(RecordRow)
+from .memory_rows import StoredEvent, StoredRecord, compact_ids, stored_event, stored_record
 
 
 class _Space:
     """Everything of one namespace."""
 
     def __init__(self) -> None:
-        self.events: dict[str, EventRow] = {}
+        self.events: dict[str, StoredEvent] = {}
         self.waits: dict[str, list[str]] = {}
         self.seg_parents: dict[int, tuple[Pos, ...]] = {}
         self.tips: dict[int, int] = {}
-        self.records: dict[str, RecordRow] = {}
-        # seg -> (seqs, rows), both sorted by seq; rows share the RecordRow objects
-        self.index: dict[int, tuple[array[int], list[RecordRow]]] = {}
+        self.records: dict[str, StoredRecord] = {}
+        # seg -> [rows, top, warm]: the stored records indexed in the segment,
+        # sorted by the seq of their position; the first ``warm`` of them hold
+        # their Memory (see `_warm`); ``top`` is the last one's seq if all do,
+        # else _COLD (so a read checks one number for a segment read whole).
+        self.index: dict[int, list[Any]] = {}
         self.by_target: dict[str, list[str]] = {}
         self.record_waits: dict[str, list[str]] = {}
         self.branches: dict[str, BranchRow] = {}
@@ -84,6 +55,29 @@ class _Space:
 
 
 _EMPTY = _Space()
+_SEQ = attrgetter("_seq")  # a stored record's seq within its segment
+_COLD = sys.maxsize  # an index entry's ``top`` while some row has no Memory
+
+
+def _row_of(r: StoredRecord, ns: str) -> RecordRow:
+    """A new row for a stored record, around its shared `Memory`."""
+    return RecordRow(r.warm(ns), r.pos, r.extra)
+
+
+def _warm(entry: list[Any], hi: int, ns: str) -> None:
+    """Build the Memory of each of an index entry's first ``hi`` rows that has none."""
+    rows = entry[0]
+    for r in islice(rows, entry[2], hi):
+        if r.memory is None:
+            r.memory = r.build(ns)
+    entry[2] = hi
+    if hi == len(rows):
+        entry[1] = rows[-1]._seq if rows else -1
+
+
+def _upto(rows: list[StoredRecord], upto: int) -> int:
+    """How many of a segment's rows have a seq up to ``upto``."""
+    return len(rows) if rows and rows[-1]._seq <= upto else bisect_right(rows, upto, key=_SEQ)
 
 
 class MemoryBackend:
@@ -134,8 +128,9 @@ class MemoryBackend:
 
     # events -----------------------------------------------------------------
     def get_events(self, ns: str, ids: Iterable[str]) -> dict[str, EventRow]:
+        # New rows and events each time: a planner may set a row's pos.
         events = self._read(ns).events
-        return {i: r for i in ids if (r := events.get(i)) is not None}
+        return {i: EventRow(r.event(ns), r.pos) for i in ids if (r := events.get(i)) is not None}
 
     def event_positions(self, ns: str, ids: Iterable[str]) -> dict[str, Pos | None]:
         events = self._read(ns).events
@@ -143,26 +138,18 @@ class MemoryBackend:
 
     def insert_events(self, ns: str, rows: list[EventRow]) -> None:
         sp = self._space(ns)
-        # Copies, so that rows a planner still holds never alias stored state.
         events = sp.events
         if any(r.event.id in events for r in rows):
             raise DuplicateIds(ns)
         for r in rows:
             ev = r.event
-            if ev.parents:
-                # A parent's id as the stored event's own string: one copy of each id.
-                ps = ev.parents
-                same = tuple([s.event.id if (s := events.get(p)) is not None else p for p in ps])
-                if any(a is not b for a, b in zip(same, ps, strict=True)):
-                    ev = make_event(
-                        ev.id, same, ev.role, ev.content, ev.namespace, ev.meta, ev.created_at
-                    )
-            events[ev.id] = _StoredEvent(ev, r.pos)
+            events[ev.id] = stored_event(ev, compact_ids(ev.parents, events), r.pos)
 
     def set_event_positions(self, ns: str, positions: list[tuple[str, Pos]]) -> None:
-        sp = self._space(ns)
-        for eid, pos in positions:
-            sp.events[eid].pos = pos
+        events = self._space(ns).events
+        for eid, (seg, seq) in positions:
+            row = events[eid]
+            row.seg, row.seq = seg, seq
 
     def waiting_children(self, ns: str, parent_ids: Iterable[str]) -> dict[str, list[str]]:
         waits = self._read(ns).waits
@@ -204,8 +191,9 @@ class MemoryBackend:
 
     # records ----------------------------------------------------------------
     def get_records(self, ns: str, ids: Iterable[str]) -> dict[str, RecordRow]:
+        # New rows around the shared (built once, immutable) Memory objects.
         recs = self._read(ns).records
-        return {i: r for i in ids if (r := recs.get(i)) is not None}
+        return {i: _row_of(r, ns) for i in ids if (r := recs.get(i)) is not None}
 
     def insert_records(self, ns: str, rows: list[RecordRow]) -> list[Memory]:
         sp = self._space(ns)
@@ -214,11 +202,10 @@ class MemoryBackend:
         for r in rows:
             sp.top += 1  # numbered within the namespace, like the SQL backends
             # Sources as the stored events' own id strings: one copy of each id.
-            srcs = tuple(
-                [e.event.id if (e := events.get(s)) is not None else s for s in r.memory.sources]
-            )
-            m = memory_with(r.memory, seq=sp.top, sources=srcs)
-            row = _StoredRecord(m, None, ())
+            srcs = compact_ids(r.memory.sources, events)
+            sources = () if srcs is None else (srcs,) if isinstance(srcs, str) else srcs
+            m = memory_with(r.memory, seq=sp.top, sources=sources)
+            row = stored_record(m, srcs)
             sp.records[m.id] = row
             if m.expires_at is not None or m.valid_from is not None or m.valid_to is not None:
                 sp.timed += 1
@@ -230,16 +217,19 @@ class MemoryBackend:
         return out
 
     @staticmethod
-    def _index(sp: _Space, row: RecordRow, pos: Pos, extra: tuple[Pos, ...]) -> None:
+    def _index(sp: _Space, row: StoredRecord, pos: Pos, extra: tuple[Pos, ...]) -> None:
         row.pos, row.extra = pos, extra
-        seqs, rows = sp.index.setdefault(pos[0], (array("q"), []))
-        if not seqs or seqs[-1] <= pos[1]:
-            seqs.append(pos[1])
+        entry = sp.index.get(pos[0])
+        if entry is None:
+            entry = sp.index[pos[0]] = [[], _COLD, 0]
+        rows = entry[0]
+        entry[1] = _COLD  # the new row has no Memory yet
+        if not rows or rows[-1]._seq <= pos[1]:
             rows.append(row)
         else:
-            i = bisect_right(seqs, pos[1])
-            seqs.insert(i, pos[1])
+            i = bisect_right(rows, pos[1], key=_SEQ)
             rows.insert(i, row)
+            entry[2] = min(entry[2], i)  # the rows from i on are checked again
 
     def set_record_positions(
         self, ns: str, positions: list[tuple[str, Pos, tuple[Pos, ...]]]
@@ -254,25 +244,34 @@ class MemoryBackend:
         get = self._read(ns).index.get
         # One flat list, extended in C. On a long forked path there is a range
         # per fork, most of them a segment's every row: a slice or an iterator
-        # per fork made the read several times slower.
+        # per fork made the read several times slower. The rows handed out are
+        # the stored ones, each holding its Memory (built here on a first read).
         out: list[RecordRow] = []
         add = out.extend
         if after:
             for seg, upto in ranges.items():
                 if (entry := get(seg)) is not None:
-                    seqs, rows = entry
-                    lo = bisect_right(seqs, after.get(seg, -1))
-                    add(rows[lo : bisect_right(seqs, upto)])
+                    rows, top, warm = entry
+                    hi = len(rows) if top <= upto else _upto(rows, upto)
+                    if warm < hi:
+                        _warm(entry, hi, ns)
+                    add(rows[bisect_right(rows, after.get(seg, -1), key=_SEQ) : hi])
             return iter(out)
         for seg, upto in ranges.items():
             if (entry := get(seg)) is not None:
-                seqs, rows = entry
-                add(rows if seqs and seqs[-1] <= upto else rows[: bisect_right(seqs, upto)])
+                rows, top, warm = entry
+                if top <= upto:  # every row in range, each with its Memory
+                    add(rows)
+                    continue
+                hi = _upto(rows, upto)
+                if warm < hi:
+                    _warm(entry, hi, ns)
+                add(rows if hi == len(rows) else rows[:hi])
         return iter(out)
 
     def retractions_of(self, ns: str, target_ids: Iterable[str]) -> list[RecordRow]:
         sp = self._read(ns)
-        return [sp.records[r] for t in target_ids for r in sp.by_target.get(t, ())]
+        return [_row_of(sp.records[r], ns) for t in target_ids for r in sp.by_target.get(t, ())]
 
     def records_waiting_on(self, ns: str, event_ids: Iterable[str]) -> dict[str, list[str]]:
         waits = self._read(ns).record_waits
@@ -356,15 +355,15 @@ class MemoryBackend:
         return [
             i
             for i, r in self._read(ns).records.items()
-            if (e := r.memory.expires_at) is not None and e <= now
+            if (e := r.expires_at) is not None and e <= now
         ]
 
     def records_with_sources(self, ns: str, event_ids: Iterable[str]) -> list[str]:
         want = set(event_ids)
-        return [i for i, r in self._read(ns).records.items() if want.intersection(r.memory.sources)]
+        return [i for i, r in self._read(ns).records.items() if want.intersection(r.source_ids())]
 
     def records_of_kind(self, ns: str, kind: str) -> list[RecordRow]:
-        return [r for r in self._read(ns).records.values() if r.memory.kind == kind]
+        return [_row_of(r, ns) for r in self._read(ns).records.values() if r.kind == kind]
 
     def delete_records(self, ns: str, ids: list[str]) -> None:
         sp = self._space(ns)
@@ -378,22 +377,19 @@ class MemoryBackend:
                 vecs.pop(rid, None)
             if row is None:
                 continue
-            m = row.memory
-            if m.expires_at is not None or m.valid_from is not None or m.valid_to is not None:
+            if row.timed:
                 sp.timed -= 1
-            t = m.target
+            t = row.target
             if t is not None and t in sp.by_target:
                 sp.by_target[t] = [x for x in sp.by_target[t] if x != rid]
             if row.pos is not None:
                 segs.add(row.pos[0])
         for seg in segs:  # each touched segment is rebuilt once
-            seqs, rows = sp.index[seg]
-            keep = [(q, r) for q, r in zip(seqs, rows, strict=True) if r.memory.id not in gone]
-            sp.index[seg] = (array("q", [q for q, _ in keep]), [r for _, r in keep])
+            sp.index[seg] = [[r for r in sp.index[seg][0] if r.id not in gone], _COLD, 0]
         for rid in ids:
             sp.by_target.pop(rid, None)
         # The next seq follows the highest one left (as max(seq) + 1 does in SQL).
-        sp.top = max((r.memory.seq for r in sp.records.values()), default=0)
+        sp.top = max((r.seq for r in sp.records.values()), default=0)
         for ev, recs in list(sp.record_waits.items()):
             sp.record_waits[ev] = [r for r in recs if r not in gone]
 
@@ -402,7 +398,7 @@ class MemoryBackend:
         self._erasures += 1
         row = sp.events.get(event_id)
         if row is not None:
-            row.event = replace(row.event, content="", meta=None)
+            row.erase()
 
     def drop_namespace(self, ns: str) -> None:
         sp = self._spaces.pop(ns, None)
@@ -429,7 +425,8 @@ class MemoryBackend:
 
     # audit ------------------------------------------------------------------
     def list_events(self, ns: str, offset: int, limit: int) -> list[EventRow]:
-        return list(islice(self._read(ns).events.values(), offset, offset + limit))
+        rows = islice(self._read(ns).events.values(), offset, offset + limit)
+        return [EventRow(r.event(ns), r.pos) for r in rows]
 
     def record_top(self, ns: str) -> int:
         return self._read(ns).top
@@ -444,7 +441,9 @@ class MemoryBackend:
         return out
 
     def list_records(self, ns: str, offset: int, limit: int) -> list[RecordRow]:
-        return list(islice(self._read(ns).records.values(), offset, offset + limit))
+        # Built for the listing alone: paging through the store keeps no Memory.
+        rows = islice(self._read(ns).records.values(), offset, offset + limit)
+        return [RecordRow(r.memory or r.build(ns), r.pos, r.extra) for r in rows]
 
     def add_audit(self, ns: str, entries: list[AuditEntry]) -> None:
         log = self._space(ns).audit
