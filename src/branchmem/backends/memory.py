@@ -432,10 +432,12 @@ class MemoryBackend:
         return self._read(ns).top
 
     def records_since(self, ns: str, seq: int) -> list[RecordRow]:
-        out = []
+        # The stored rows, like records_in_ranges: each holds its (shared) Memory.
+        out: list[RecordRow] = []
         for r in reversed(self._read(ns).records.values()):  # inserted in seq order
-            if r.memory.seq <= seq:
+            if r.seq <= seq:
                 break
+            r.warm(ns)
             out.append(r)
         out.reverse()
         return out
