@@ -10,7 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from branchmem.backends.base import Pos
-from branchmem.lineage import ancestor_ranges, descends_from_all, in_ranges, index_position
+from branchmem.lineage import (
+    ancestor_ranges,
+    batch_seg_parents,
+    descends_from_all,
+    in_ranges,
+    index_position,
+)
 
 
 def naive_index_position(
@@ -65,7 +71,14 @@ def test_bounded_walk_gives_the_same_positions(
         lambda s: st.tuples(st.just(s), st.integers(0, tips[s]))
     )
     positions = data.draw(st.lists(pos_st, min_size=1, max_size=4))
-    assert index_position(positions, fetch) == naive_index_position(positions, parents)
+    want = naive_index_position(positions, parents)
+    assert index_position(positions, fetch) == want
+    # As a batch write calls it: some segments fetched up front, the rest once each.
+    warm = data.draw(st.sets(st.integers(0, len(parents) - 1)))
+    calls.clear()
+    assert index_position(positions, batch_seg_parents(fetch, warm)) == want
+    later = [s for c in calls[1:] for s in c]
+    assert len(later) == len(set(later)) and not set(later) & warm
     cand, others = positions[0], positions[1:]
     full = ancestor_ranges(cand, fetch)
     assert descends_from_all(cand, others, fetch) == all(in_ranges(p, full) for p in others)

@@ -133,10 +133,11 @@ def batch_seg_parents(seg_parents: SegParents, warm: Iterable[int]) -> SegParent
 
     def fetch(segs: Iterable[int]) -> dict[int, tuple[Pos, ...]]:
         segs = list(segs)
-        miss = [s for s in segs if s not in known]
-        if miss:
-            known.update(seg_parents(miss))
-        return {s: known[s] for s in segs}
+        try:
+            return {s: known[s] for s in segs}
+        except KeyError:  # some not fetched yet: those in one call
+            known.update(seg_parents([s for s in segs if s not in known]))
+            return {s: known[s] for s in segs}
 
     return fetch
 
@@ -151,6 +152,17 @@ def index_position(positions: list[Pos], seg_parents: SegParents) -> tuple[Pos, 
     """
     if len(positions) == 1:
         return positions[0], ()
+    if len(positions) == 2:  # the common pair, a message and its reply: no sort, no walk
+        a, b = positions
+        if a < b:
+            a, b = b, a
+        s, q = b
+        if a[0] == s:
+            return a, ()
+        # The check `descends_from_all` makes first, for the one other source.
+        for ps, pq in seg_parents([a[0]])[a[0]]:
+            if ps == s and pq >= q:
+                return a, ()
     unique = sorted(set(positions), reverse=True)
     if len({s for s, _ in unique}) == 1:
         return unique[0], ()

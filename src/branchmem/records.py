@@ -288,19 +288,19 @@ class RecordOps(StoreParts):
         found = self._b.event_positions(ns, {s for m in fresh for s in m.sources})
         where: list[list[Pos | None]] = [[found.get(s) for s in m.sources] for m in fresh]
         # The youngest source's segment of each record with several: looked up in one call.
-        warm = set()
-        for ps in where:
-            if len(ps) > 1 and None not in ps:
-                warm.add(max(p for p in ps if p is not None)[0])
+        placed = [ps for ps in where if len(ps) > 1 and None not in ps]
+        warm = {max(ps)[0] for ps in placed}  # type: ignore[type-var,index]
         seg_parents = batch_seg_parents(self._seg_parents(ns), warm)
         rows, waits = [], []
         for m, positions in zip(fresh, where, strict=True):
-            if all(p is not None for p in positions):
-                pos, extra = index_position([p for p in positions if p is not None], seg_parents)
-                rows.append(RecordRow(m, pos, extra))
-            else:
+            if None in positions:
                 rows.append(RecordRow(m, None, ()))
                 waits += [(s, m.id) for s, p in zip(m.sources, positions, strict=True) if p is None]
+            elif len(positions) == 1:  # the record sits where its one source does
+                rows.append(RecordRow(m, positions[0], ()))
+            else:
+                pos, extra = index_position(positions, seg_parents)  # type: ignore[arg-type]
+                rows.append(RecordRow(m, pos, extra))
         for stored in self._b.insert_records(ns, rows):
             result[stored.id] = stored
         if waits:

@@ -137,8 +137,12 @@ def check_kind(kind: Any) -> str:
 
 
 def check_sources(sources: Any, what: str = "sources") -> tuple[str, ...]:
-    if type(sources) is list and len(sources) == 1:
-        return (check_id(sources[0], "source event id"),)
+    if type(sources) is list and 0 < len(sources) < 3:  # one source, or a message and reply
+        a = check_id(sources[0], "source event id")
+        if len(sources) == 1:
+            return (a,)
+        b = check_id(sources[1], "source event id")
+        return (a,) if a == b else (a, b)
     if isinstance(sources, str) or not isinstance(sources, Sequence):
         raise InvalidInput(
             f"{what} must be a non-empty list of event ids, e.g. sources=['e2']; "

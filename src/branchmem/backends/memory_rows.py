@@ -90,9 +90,14 @@ def compact_ids(
     (one copy of each id), a lone one without a tuple, none as ``None``."""
     if not ids:
         return None
+    get = events.get
     if len(ids) == 1:
-        s = events.get(ids[0])
+        s = get(ids[0])
         return ids[0] if s is None else s.id
+    if len(ids) == 2:  # a message and its reply: no list to build first
+        a, b = ids
+        sa, sb = get(a), get(b)
+        return (a if sa is None else sa.id, b if sb is None else sb.id)
     return tuple([s.id if (s := events.get(i)) is not None else i for i in ids])
 
 
