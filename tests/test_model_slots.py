@@ -147,3 +147,12 @@ def test_stored_records_read_back_as_given(
     assert isinstance(row, RecordRow) and row.pos == pos and row.extra == tuple(extra)
     assert row.target == mem.target and row.expires_at == mem.expires_at
     assert row.timed == ((mem.expires_at, mem.valid_from, mem.valid_to) != (None, None, None))
+
+
+def test_to_dict_hands_out_a_copy_of_meta(store: Store) -> None:
+    store.add_event("e1", meta={"tags": ["a"]})
+    store.add_memory("fact", sources=["e1"], meta={"tags": ["b"]}, id="m1")
+    store.get_event("e1").to_dict()["meta"]["tags"].append("x")
+    store.get_memory("m1").to_dict()["meta"]["tags"].append("y")
+    assert store.get_event("e1").meta == {"tags": ["a"]}
+    assert store.get_memory("m1").meta == {"tags": ["b"]}

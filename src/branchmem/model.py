@@ -52,7 +52,7 @@ class Event:
             "role": self.role,
             "content": self.content,
             "namespace": self.namespace,
-            "meta": self.meta,
+            "meta": None if self.meta is None else deepcopy(self.meta),
             "created_at": self.created_at,
         }
 
