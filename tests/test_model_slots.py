@@ -156,3 +156,12 @@ def test_to_dict_hands_out_a_copy_of_meta(store: Store) -> None:
     store.get_memory("m1").to_dict()["meta"]["tags"].append("y")
     assert store.get_event("e1").meta == {"tags": ["a"]}
     assert store.get_memory("m1").meta == {"tags": ["b"]}
+
+
+def test_changing_a_read_events_meta_leaves_the_stored_event_alone(store: Store) -> None:
+    store.add_event("e1", meta={"tags": ["a"]})
+    store.add_event("e2", parent="e1")
+    store.get_event("e1").meta["tags"].append("x")
+    store.path("e2")[0].meta["new"] = 1
+    assert store.get_event("e1").meta == {"tags": ["a"]}
+    assert store.path("e2")[0].meta == {"tags": ["a"]}

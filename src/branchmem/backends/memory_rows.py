@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from ..model import Event, Memory, make_event, make_memory
+from ..model import Event, Memory, copy_json, make_event, make_memory
 from .base import Pos, RecordRow
 
 _intern = sys.intern
@@ -61,9 +61,17 @@ class StoredEvent:
         return () if p is None else (p,) if type(p) is str else p  # type: ignore[return-value]
 
     def event(self, ns: str) -> Event:
-        """A new `Event` of this row (namespace ``ns``, the space's)."""
+        """A new `Event` of this row (namespace ``ns``, the space's), with its own
+        copy of ``meta``: a caller changing it cannot change the stored event."""
+        meta = self.meta
         return make_event(
-            self.id, self.parent_ids(), self.role, self.content, ns, self.meta, self.at
+            self.id,
+            self.parent_ids(),
+            self.role,
+            self.content,
+            ns,
+            None if meta is None else copy_json(meta),
+            self.at,
         )
 
 
