@@ -25,8 +25,10 @@ from .validate import events_from
 if TYPE_CHECKING:
     from .store import Store
 
-CHUNK = 8192
-"""Events checked, placed and sent at a time (at most; chunks are of even size)."""
+CHUNK = 12_500
+"""Events checked, placed and sent at a time (at most; chunks are of even size).
+Four chunks to a batch of 50,000 measured faster than seven or two: each chunk
+costs a few round trips (its lookups end the open ``COPY``)."""
 STREAM_FROM = 2 * CHUNK
 """Batches of fewer events take the plain path."""
 
