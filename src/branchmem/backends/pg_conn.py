@@ -80,7 +80,7 @@ class _Local(threading.local):
         self.queue: list[tuple[str, Mapping[str, Any] | None, Callable[[Any], None] | None]] = []
         self.sent = False  # has anything of this transaction reached the server?
         # (table, namespace) pairs this write transaction found empty under the
-        # namespace's lock: they stay empty until it adds rows (`known_empty`).
+        # namespace's lock: they stay empty until it adds rows (`PostgresBackend._pairs`).
         self.empty: set[tuple[str, str]] = set()
         self.stream: CopyStream | None = None  # its open COPY, ended before any statement
 
