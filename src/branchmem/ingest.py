@@ -14,6 +14,7 @@ from .backends.base import DuplicateIds
 from .branches import check_actor, log
 from .bulk import gc_paused
 from .errors import CycleError, InvalidInput
+from .ingest_stream import add_streamed
 from .lineage import Ingest, index_position
 from .model import Event
 from .store_parts import StoreParts
@@ -100,6 +101,9 @@ class EventOps(StoreParts):
     def _add_events(
         self, events: list[Event | Mapping[str, Any]], now: float, actor: str | None
     ) -> list[Event]:
+        streamed = add_streamed(cast("Store", self), events, now, actor)
+        if streamed is not None:
+            return streamed
         checked = events_from(events, now)
         namespaces = {e.namespace for e in checked}
         with self._b.transaction():

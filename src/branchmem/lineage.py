@@ -254,7 +254,7 @@ class Ingest:
         """Fetch in one call the stored tips of the segments that the batch's
         single parents sit in (each would otherwise be one lookup in `_tip`).
         Only worth a call for two segments or more: one is fetched when needed."""
-        rows, known = self.rows, self._stored_tips
+        rows, known, planned = self.rows, self._stored_tips, self.plan.tips
         segs = {
             r.pos[0]
             for e in events
@@ -262,6 +262,7 @@ class Ingest:
             and (r := rows.get(e.parents[0])) is not None
             and r.pos is not None
             and r.pos[0] not in known
+            and r.pos[0] not in planned
         }
         if len(segs) > 1:
             known.update(self.b.segment_tips(self.ns, segs))
@@ -458,11 +459,13 @@ class Ingest:
                 ready.append(crow)
         return ready
 
-    def apply(self) -> IngestPlan:
-        """Write the plan through the backend (inside the caller's transaction)."""
+    def apply(self, *, rows_written: bool = False) -> IngestPlan:
+        """Write the plan through the backend (inside the caller's transaction);
+        ``rows_written``: its new rows are stored already (streamed)."""
         plan = self.plan
         b, ns = self.b, self.ns
-        if plan.new_rows:  # first: it may raise DuplicateIds before anything is written
+        # First: it may raise DuplicateIds before anything is written.
+        if plan.new_rows and not rows_written:
             b.insert_events(ns, plan.new_rows)
         if plan.new_segments or plan.tips:
             b.put_segments(ns, plan.new_segments, plan.tips)

@@ -18,8 +18,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import StorageError
-from .base import Generation
+from .base import DuplicateIds, Generation
 from .pg_schema import prepare
+from .pg_stream import CopyStream
 from .sqlrows import SEP
 
 Key = tuple[str, str, Any]
@@ -78,6 +79,10 @@ class _Local(threading.local):
         # Statements not sent yet: they go with the next one that needs an answer.
         self.queue: list[tuple[str, Mapping[str, Any] | None, Callable[[Any], None] | None]] = []
         self.sent = False  # has anything of this transaction reached the server?
+        # (table, namespace) pairs this write transaction found empty under the
+        # namespace's lock: they stay empty until it adds rows (`PostgresBackend._pairs`).
+        self.empty: set[tuple[str, str]] = set()
+        self.stream: CopyStream | None = None  # its open COPY, ended before any statement
 
 
 class PgConnection:
@@ -177,10 +182,12 @@ class PgConnection:
             # that issues none costs no round trip at all.
             st.conn, st.depth, st.write, st.begun, st.locked = conn, 1, write, False, set()
             st.erasures, st.erasing, st.seg_cache, st.queue, st.sent = None, False, {}, [], False
-            st.view = {}
+            st.view, st.empty = {}, set()
             try:
                 yield
             except BaseException as exc:
+                if st.stream is not None:
+                    st.stream.close()
                 st.conn, st.depth, st.queue = None, 0, []
                 if st.sent and not conn.closed:
                     conn.execute("ROLLBACK")
@@ -285,6 +292,8 @@ class PgConnection:
     def _flush(self) -> Any:
         """Send the queued statements, in one round trip; the last one's cursor."""
         st = self._st
+        if st.stream is not None:
+            st.stream.end()
         queue, st.queue = st.queue, []
         conn = st.conn
         st.sent = True
@@ -376,36 +385,32 @@ class PgConnection:
     def _copy(self, table: str, cols: str, types: str, ns: str, rows: list[tuple[Any, ...]]) -> str:
         """``COPY`` a large batch into ``table`` with ``ns`` on every row.
 
-        ``types`` names the PostgreSQL type of each of ``cols``: the rows go in
-        ``COPY``'s binary format, which the server reads faster than text and
-        psycopg writes a row at a time in C, sending as it goes (so the server
-        stores the first rows while the last are written). Returns ``"done"``;
-        ``"duplicate"`` if a key already existed (nothing of the batch is left:
-        it runs under a savepoint); ``"skipped"`` (nothing done) for a small
-        batch or outside a begun, locked write transaction. Arrays of many
-        values cost psycopg far more to encode than ``COPY`` rows.
+        ``types`` names the PostgreSQL type of each of ``cols`` (see
+        `CopyStream`). Returns ``"done"``; ``"duplicate"`` if a key already
+        existed (nothing of the batch is left: it runs under a savepoint);
+        ``"skipped"`` (nothing done) for a small batch or outside a begun,
+        locked write transaction. Arrays of many values cost psycopg far more
+        to encode than ``COPY`` rows.
         """
         st = self._st
         if len(rows) < COPY_FROM or st.conn is None or not st.begun or ns not in st.locked:
             return "skipped"
-        if st.queue:
-            self._flush()  # COPY cannot join a pipeline
-        sql = f"COPY {table} (ns, {cols}) FROM STDIN (FORMAT BINARY)"
-        if self._trace is not None:
-            self._trace(sql, {"ns": ns, "rows": rows})
-        conn = st.conn
-        conn.execute("SAVEPOINT batch")
+        stream = CopyStream(self, table, cols, types, ns)
         try:
-            with conn.cursor().copy(sql) as copy:
-                copy.set_types(["text", *(t.strip() for t in types.split(","))])
-                write = copy.write_row
-                for row in rows:
-                    write((ns, *row))
-        except self._psycopg.errors.UniqueViolation:
-            conn.execute("ROLLBACK TO SAVEPOINT batch")
+            stream.write(rows)
+            stream.finish()
+        except DuplicateIds:
+            stream.abort()
             return "duplicate"
-        conn.execute("RELEASE SAVEPOINT batch")
         return "done"
+
+    def stream(self, table: str, cols: str, types: str, ns: str) -> CopyStream | None:
+        """A `CopyStream` into ``table``, in a write transaction that already
+        holds ``ns``'s lock; None outside one."""
+        st = self._st
+        if st.conn is None or not st.write or not st.begun or ns not in st.locked:
+            return None
+        return CopyStream(self, table, cols, types, ns)
 
     def _ids(self, sql: str, ns: str, ids: Iterable[str]) -> list[tuple[Any, ...]]:
         # One string, not an array: ids are printable, so the separator is in none.

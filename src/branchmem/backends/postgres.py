@@ -24,6 +24,7 @@ from ..model import Memory
 from .base import DuplicateIds, EventRow, NewSegment, Pos, Ranges, RecordRow
 from .pg_conn import IDS, columns, unnest
 from .pg_meta import HAS_LIFECYCLE, PgMeta
+from .pg_stream import CopyStream
 from .sqlrows import (
     EVENT_COLS,
     REC_COLS,
@@ -43,6 +44,18 @@ _REC_TYPES = (
     "int8, text, text, text, text, text, float8, text, text, float8, int8, int8, text, "
     "float8, float8, float8"
 )
+
+
+class EventStream:
+    """`CopyStream` of `EventRow` objects (the interface `branchmem.ingest_stream` uses)."""
+
+    def __init__(self, copy: CopyStream) -> None:
+        self._copy = copy
+        self.finish = copy.finish
+        self.abort = copy.abort
+
+    def write(self, rows: list[EventRow]) -> None:
+        self._copy.write(map(event_values, rows))
 
 
 class PostgresBackend(PgMeta):
@@ -102,6 +115,13 @@ class PostgresBackend(PgMeta):
             if len(got) != len(values):
                 raise DuplicateIds(ns)
 
+    def event_stream(self, ns: str) -> EventStream | None:
+        """New events of ``ns`` sent to the server while the caller goes on
+        (see `branchmem.ingest_stream`); None outside a write transaction that
+        holds the namespace's lock."""
+        copy = self.stream("events", EVENT_COLS, _EVENT_TYPES, ns)
+        return None if copy is None else EventStream(copy)
+
     def set_event_positions(self, ns: str, positions: list[tuple[str, Pos]]) -> None:
         if positions:
             self._q(
@@ -119,16 +139,26 @@ class PostgresBackend(PgMeta):
         ids = list(ids)
         # Waiting rows are rare: for a large batch, one look whether the
         # namespace has any costs less than sending every id.
+        # A write transaction holds the namespace's lock: what it found empty
+        # stays so until it adds rows itself (a batch checked in chunks asks once).
         probe = f"SELECT 1 FROM {table} WHERE ns = %(ns)s LIMIT 1"
-        if len(ids) > PROBE_FROM and not self._q(probe, {"ns": ns}):
+        empty = self._st.empty
+        if (table, ns) in empty:
             return out
-        sql = f"SELECT {a}, {b} FROM {table} WHERE ns = %(ns)s AND {a} = {IDS}"
+        if len(ids) > PROBE_FROM and not self._q(probe, {"ns": ns}):
+            if self._st.write and ns in self._st.locked:
+                empty.add((table, ns))
+            return out
+        # In key order: the same answer whatever the plan (which varies with the
+        # number of ids), so a batch is placed alike in one call or in chunks.
+        sql = f"SELECT {a}, {b} FROM {table} WHERE ns = %(ns)s AND {a} = {IDS} ORDER BY {a}, {b}"
         for x, y in self._ids(sql, ns, ids):
             out.setdefault(x, []).append(y)
         return out
 
     def _add_pairs(self, table: str, ns: str, pairs: list[tuple[str, str]]) -> None:
         if pairs:
+            self._st.empty.discard((table, ns))
             self._q(
                 f"INSERT INTO {table} SELECT %(ns)s, u.* FROM {unnest('a, b', 'text, text')} "
                 "ON CONFLICT DO NOTHING",
