@@ -79,40 +79,35 @@ def fuse_pool(
     if len(live) > limit:
         floor = np.partition(approx[live], len(live) - limit)[len(live) - limit]
         live = live[approx[live] >= floor * (1 - 1e-9)]
-    # The few that can make the cut, scored as `fusion.fuse` scores them.
-    scored: list[tuple[float, int, int]] = []
+    # The few that can make the cut, scored as `fusion.fuse` scores them; each
+    # keeps its ranks, relevance and recency for its hit.
+    scored = []
     for j in live.tolist():
         i = int(pool[j])
         kr = int(kw_rank[j]) if kw_rank is not None and kw_rank[j] > 0 else None
         vr = int(vec_rank[j]) if vec_rank is not None and vec_rank[j] > 0 else None
         m = mems[i]
-        a = now - m.created_at
-        r = 0.5 ** (a / hl) if a > 0 else 1.0
-        s = _relevance(kr, vr, wk, wv, c) / best * (1 - wi + wi * m.importance) * (1 - wr + wr * r)
-        if scope is not None:
-            s = s * float(scope[int(via[i])])
-        scored.append((s, j, i))
-    scored.sort(key=lambda t: (-t[0], mems[t[2]].seq, mems[t[2]].id))
-    out = []
-    for s, j, i in scored[:limit]:
-        m = mems[i]
-        kr = int(kw_rank[j]) if kw_rank is not None and kw_rank[j] > 0 else None
-        vr = int(vec_rank[j]) if vec_rank is not None and vec_rank[j] > 0 else None
-        out.append(
-            Scored(
-                m,
-                float(keyword[j]) if keyword is not None else None,
-                float(vector[j]) if vector is not None else None,
-                kr,
-                vr,
-                _relevance(kr, vr, wk, wv, c) / best,
-                m.importance,
-                recency(m.created_at, now, hl),
-                s,
-                float(scope[int(via[i])]) if scope is not None else 1.0,
-            )
+        r = recency(m.created_at, now, hl)
+        rel_j = _relevance(kr, vr, wk, wv, c) / best
+        s = rel_j * (1 - wi + wi * m.importance) * (1 - wr + wr * r)
+        w = float(scope[int(via[i])]) if scope is not None else 1.0
+        scored.append((s * w, j, m, kr, vr, rel_j, r, w))
+    scored.sort(key=lambda t: (-t[0], t[2].seq, t[2].id))
+    return [
+        Scored(
+            m,
+            float(keyword[j]) if keyword is not None else None,
+            float(vector[j]) if vector is not None else None,
+            kr,
+            vr,
+            rel_j,
+            m.importance,
+            r,
+            s,
+            w,
         )
-    return out
+        for s, j, m, kr, vr, rel_j, r, w in scored[:limit]
+    ]
 
 
 def fuse_sparse(
