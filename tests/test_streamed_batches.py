@@ -165,12 +165,10 @@ def test_a_batch_of_two_namespaces_goes_in_whole(
 
 
 def test_concurrent_batches_of_one_namespace(
-    make_store: Callable[[], Store], backend_name: str, streams: list[int]
+    make_store: Callable[[], Store], streams: list[int]
 ) -> None:
     """Writers of a namespace take turns: two chains under one stored root,
     sent at once from two threads, both end up whole and apart."""
-    if backend_name == "memory":
-        pytest.skip("the memory store is one process's; its lock is tested elsewhere")
     store = make_store()
     store.add_event("r")
     errors: list[BaseException] = []
