@@ -225,3 +225,38 @@ def test_a_failed_batch_inside_a_transaction_leaves_nothing(
     assert len(stored(store, [f"f{i}" for i in range(10)])) == 10
     if backend_name == "postgres":
         assert streams
+
+
+@pytest.mark.parametrize("root", [None, "e9"])
+def test_a_streamed_batch_looks_up_before_it_sends(
+    make_store: Callable[[], Store], backend_name: str, streams: list[int], root: str | None
+) -> None:
+    """What the batch needs from the store (its stored parents, their
+    segments' tips, the next segment's number, waiting events) is looked up
+    before the first row goes out: no statement ends the ``COPY`` midway
+    (which waits for the server to store every row sent), so it opens once.
+    A new root first needs the next segment's number in the first chunk, the
+    stored segment's tip only later; going on from ``e9``, the other way round."""
+    if backend_name != "postgres":
+        pytest.skip("batches stream on PostgreSQL only")
+    store = make_store()
+    store.add_events(chain(10))
+    batch = chain(30, "f", root=root)
+    for i in range(0, 30, 3):  # edits far back: forks from stored events
+        batch.insert(i + 5, {"id": f"g{i}", "parent": f"e{i // 3}"})
+    sent: list[str] = []
+    trace = store._b._trace
+
+    def traced(sql: str, params: Any) -> None:
+        sent.append(sql)
+        if trace is not None:
+            trace(sql, params)
+
+    store._b._trace = traced
+    store.add_events(batch)
+    assert streams
+    assert sum(s.startswith("COPY events") for s in sent) == 1, sent
+    want = Store()
+    want.add_events(chain(10))
+    unstreamed(want, batch)
+    assert stored(store, [e["id"] for e in batch]) == stored(want, [e["id"] for e in batch])

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from branchmem import InvalidInput
-from branchmem.validate import event_from, events_from
+from branchmem.validate import event_from
+from branchmem.validate_batch import event_columns, events_from
 
 IDS = st.sampled_from(["e1", "e 2", "", " ", "x" * 600, "a\nb", "用户", 7, None])
 PARENTS = st.sampled_from([None, "e0", "", " ", ["e0"], ("e0", "e9"), [], 3, "e\t"])
@@ -65,3 +66,47 @@ def test_batch_keeps_order_and_stops_at_the_first_bad_item() -> None:
     with pytest.raises(InvalidInput) as want:
         event_from({"id": " "}, 1.0)
     assert str(got.value) == str(want.value)
+
+
+def batch_outcome(fn: Any, batch: list[Any]) -> Any:
+    try:
+        evs = fn(batch)
+    except Exception as exc:
+        return type(exc), str(exc)
+    return [(ev, {f.name: getattr(ev, f.name) for f in fields(ev)}) for ev in evs]
+
+
+@settings(max_examples=600, deadline=None)
+@given(batch=st.lists(items(), min_size=1, max_size=5))
+def test_batch_check_equals_single_checks_over_whole_batches(batch: list[Any]) -> None:
+    """Batches of several items take the column-at-a-time check when every item
+    is of the common shape; either way the answer (or the first error) is the
+    one-at-a-time check's."""
+    one = batch_outcome(lambda b: [event_from(i, 5.0) for i in b], batch)
+    assert batch_outcome(lambda b: events_from(b, 5.0), batch) == one
+
+
+def test_the_common_shape_is_checked_a_column_at_a_time() -> None:
+    batch = [
+        {"id": "e0", "content": "你好"},
+        {"id": "e1", "parent": "e0", "role": "assistant", "namespace": "other"},
+        {"id": "e2", "parent": "e1", "meta": {"k": [1]}},
+        {"id": "e 3", "parent": "e2", "content": "a b"},
+        {"id": "e4", "parents": ["e2", "e 3"]},
+        {"id": "e5", "parents": ["e4"]},
+    ]
+    cols = event_columns(batch)
+    assert cols is not None and cols.ids == ["e0", "e1", "e2", "e 3", "e4", "e5"]
+    assert cols.parents[3:] == ["e2", ("e2", "e 3"), "e4"]
+    got = cols.events(2.0, 1, 3)
+    assert got == [event_from(i, 2.0) for i in batch[1:3]]
+    assert got[1].parents[0] is got[0].id  # a parent in the batch: one string object
+    assert cols.events(2.0) == [event_from(i, 2.0) for i in batch]
+    for bad in (
+        {"id": "  "},
+        {"id": "x", "parents": ["e0", "e0"]},
+        {"id": "x", "parent": ["e0", 3]},
+        {"id": "x", "role": ["user"]},
+        {"id": "x", "namespace": "a\nb"},
+    ):
+        assert event_columns([*batch, bad]) is None

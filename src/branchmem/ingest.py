@@ -18,7 +18,8 @@ from .ingest_stream import add_streamed
 from .lineage import Ingest, index_position
 from .model import Event
 from .store_parts import StoreParts
-from .validate import check_batch, check_namespace, events_from
+from .validate import check_batch, check_namespace
+from .validate_batch import events_from
 
 if TYPE_CHECKING:
     from .store import Store

@@ -251,21 +251,30 @@ class Ingest:
         return self.waits.get(event_id, [])
 
     def prefetch_tips(self, events: list[Event]) -> None:
-        """Fetch in one call the stored tips of the segments that the batch's
-        single parents sit in (each would otherwise be one lookup in `_tip`).
-        Only worth a call for two segments or more: one is fetched when needed."""
+        """`prefetch_tips_of` the single parents of ``events``."""
+        self.prefetch_tips_of(e.parents[0] for e in events if len(e.parents) == 1)
+
+    def prefetch_tips_of(self, parents: Iterable[str], *, least: int = 2) -> None:
+        """Fetch in one call the stored tips of the segments that ``parents``
+        (single parents of new events) sit in (each would otherwise be one
+        lookup in `_tip`). By default only for two segments or more: one is
+        fetched when needed."""
         rows, known, planned = self.rows, self._stored_tips, self.plan.tips
         segs = {
             r.pos[0]
-            for e in events
-            if len(e.parents) == 1
-            and (r := rows.get(e.parents[0])) is not None
+            for p in parents
+            if (r := rows.get(p)) is not None
             and r.pos is not None
             and r.pos[0] not in known
             and r.pos[0] not in planned
         }
-        if len(segs) > 1:
+        if len(segs) >= least:
             known.update(self.b.segment_tips(self.ns, segs))
+
+    def prefetch_next_segment(self) -> None:
+        """Look up now the number the first new segment will take."""
+        if self._next_seg is None:
+            self._next_seg = self.b.max_segment(self.ns) + 1
 
     def _tip(self, seg: int) -> int:
         """The segment's last seq: planned in this batch, or as stored."""
@@ -396,8 +405,8 @@ class Ingest:
         return False
 
     def _new_segment(self, parents: tuple[Pos, ...]) -> Pos:
-        if self._next_seg is None:
-            self._next_seg = self.b.max_segment(self.ns) + 1
+        self.prefetch_next_segment()
+        assert self._next_seg is not None
         seg = self._next_seg
         self._next_seg += 1
         self.plan.new_segments.append(NewSegment(seg, parents))

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from .errors import InvalidInput
-from .model import KINDS, ROLES, Event, Memory, make_event, normalize_parents, set_fresh
+from .model import KINDS, ROLES, Event, Memory, normalize_parents, set_fresh
 
 MAX_ID_LEN = 512
 
@@ -182,59 +182,6 @@ _MEMORY_KEYS = frozenset(
     {"content", "sources", "kind", "key", "importance", "namespace", "meta", "id"}
     | {"expires_at", "valid_from", "valid_to"}
 )
-
-
-_ROLES = frozenset(ROLES)
-
-
-def events_from(items: list[Any], now: float) -> list[Event]:
-    """`event_from` for each item: the commonest shape (a dict with a valid id, at
-    most one parent, a known role, text content, the default namespace and no
-    meta) is checked in this loop; anything else goes through `event_from`."""
-    keys_ok = _EVENT_KEYS.issuperset
-    roles, max_len, make, slow = _ROLES, MAX_ID_LEN, make_event, event_from
-    out: list[Event] = []
-    append = out.append
-    seen: dict[str, str] = {}  # a parent earlier in the batch: its own id string, kept once
-    for item in items:
-        if type(item) is not dict or not keys_ok(item):
-            append(slow(item, now))
-            continue
-        get = item.get
-        eid = get("id")
-        parent = item["parents"] if "parents" in item else get("parent")
-        role = get("role", "user")
-        content = get("content", "")
-        if (
-            type(eid) is not str
-            or not 0 < len(eid) <= max_len
-            or not eid.isprintable()
-            or eid.isspace()
-            or type(role) is not str
-            or role not in roles
-            or type(content) is not str
-            or (not content.isascii() and _SURROGATE(content))
-            or "\x00" in content
-            or get("namespace", "default") != "default"
-            or get("meta") is not None
-        ):
-            append(slow(item, now))
-            continue
-        if parent is None:
-            parents: tuple[str, ...] = ()
-        elif (
-            type(parent) is str
-            and 0 < len(parent) <= max_len
-            and parent.isprintable()
-            and not parent.isspace()
-        ):
-            parents = (seen.get(parent, parent),)
-        else:
-            append(slow(item, now))
-            continue
-        seen[eid] = eid
-        append(make(eid, parents, role, content, "default", None, now))
-    return out
 
 
 def event_from(item: Any, now: float) -> Event:
