@@ -22,7 +22,7 @@ from dataclasses import replace
 
 from ..model import Memory
 from .base import DuplicateIds, EventRow, NewSegment, Pos, Ranges, RecordRow
-from .pg_conn import IDS, columns, unnest
+from .pg_conn import IDS, columns, each_key, unnest
 from .pg_meta import HAS_LIFECYCLE, PgMeta
 from .pg_stream import CopyStream
 from .sqlrows import (
@@ -39,6 +39,7 @@ from .sqlrows import (
 
 PROBE_FROM = 1000
 """Ids from which a lookup of waiting rows first checks that the namespace has any."""
+SEGS = "%(segs)s::int8[]"
 _EVENT_TYPES = "text, text, text, text, text, float8, int8, int8"
 _REC_TYPES = (
     "int8, text, text, text, text, text, float8, text, text, float8, int8, int8, text, "
@@ -80,7 +81,7 @@ class PostgresBackend(PgMeta):
         known, missing = self.cached("event", ns, ids)
         out = {i: EventRow(e, p) for i, (e, p) in known.items()}  # callers may set pos
         if missing:
-            sql = f"SELECT {EVENT_COLS} FROM events WHERE ns = %(ns)s AND id = {IDS}"
+            sql = each_key(EVENT_COLS, "events", "id")
             rows = {r[0]: event_from_row(ns, r) for r in self._ids(sql, ns, missing)}
             self.keep("event", ns, {i: (r.event, r.pos) for i, r in rows.items() if r.pos})
             out.update(rows)
@@ -90,7 +91,7 @@ class PostgresBackend(PgMeta):
         known, missing = self.cached("event", ns, ids)
         out: dict[str, Pos | None] = {i: p for i, (_, p) in known.items()}
         if missing:
-            sql = f"SELECT id, seg, seq FROM events WHERE ns = %(ns)s AND id = {IDS}"
+            sql = each_key("id, seg, seq", "events", "id")
             for i, seg, seq in self._ids(sql, ns, missing):
                 out[i] = (seg, seq) if seg is not None else None
         return out
@@ -151,7 +152,7 @@ class PostgresBackend(PgMeta):
             return out
         # In key order: the same answer whatever the plan (which varies with the
         # number of ids), so a batch is placed alike in one call or in chunks.
-        sql = f"SELECT {a}, {b} FROM {table} WHERE ns = %(ns)s AND {a} = {IDS} ORDER BY {a}, {b}"
+        sql = each_key(f"{a}, {b}", table, a) + f" ORDER BY {a}, {b}"
         for x, y in self._ids(sql, ns, ids):
             out.setdefault(x, []).append(y)
         return out
@@ -177,7 +178,7 @@ class PostgresBackend(PgMeta):
 
     # segments -----------------------------------------------------------------
     def segment_parents(self, ns: str, segs: Iterable[int]) -> dict[int, tuple[Pos, ...]]:
-        sql = "SELECT seg, parents FROM segments WHERE ns = %(ns)s AND seg = ANY(%(segs)s)"
+        sql = each_key("seg, parents", "segments", "seg", SEGS)
         return self._segments(sql, ns, segs)
 
     def segment_ancestry(self, ns: str, segs: Iterable[int]) -> dict[int, tuple[Pos, ...]]:
@@ -204,7 +205,7 @@ class PostgresBackend(PgMeta):
         return out
 
     def segment_tips(self, ns: str, segs: Iterable[int]) -> dict[int, int]:
-        sql = "SELECT seg, tip FROM segments WHERE ns = %(ns)s AND seg = ANY(%(segs)s)"
+        sql = each_key("seg, tip", "segments", "seg", SEGS)
         want = list(segs)
         return dict(self._q(sql, {"ns": ns, "segs": want})) if want else {}
 
@@ -241,9 +242,8 @@ class PostgresBackend(PgMeta):
         want = list(ids)
         if not want:
             return {}
-        return {
-            r.memory.id: r for r in self._records(f"id = {IDS}", {"ns": ns, "ids": SEP.join(want)})
-        }
+        rows = self._q(each_key(REC_COLS, "records", "id"), {"ns": ns, "ids": SEP.join(want)})
+        return {r[1]: record_from_row(ns, r) for r in rows}
 
     def insert_records(self, ns: str, rows: list[RecordRow]) -> list[Memory]:
         if not rows:
