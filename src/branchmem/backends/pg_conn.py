@@ -38,15 +38,18 @@ IDS = f"ANY({ID_ARRAY})"
 
 def each_key(cols: str, table: str, key: str, keys: str = ID_ARRAY) -> str:
     """``SELECT cols FROM table`` for each distinct value of the SQL array
-    ``keys`` in column ``key``: one index lookup per key (a ``LATERAL`` join),
-    whatever the table's statistics say. (``key = ANY(...)`` on a table an
-    import has just filled, before its first ``ANALYZE``, was planned as a
-    scan of the whole namespace: 120 ms for 1,000 ids among 1M events, where
-    this takes 4 ms.)"""
+    ``keys`` in column ``key``: one index lookup per key (a ``LATERAL`` join;
+    ``OFFSET 0`` keeps the planner from folding it into a join of the whole
+    namespace), whatever the table's statistics say. (``key = ANY(...)`` on a
+    table an import has just filled, before its first ``ANALYZE``, was planned
+    as a scan of the whole namespace: 120 ms for 1,000 ids among 1M events,
+    10 ms for 500 among 100,000, where this takes 4 ms and 2 ms.)"""
     return (
         f"SELECT t.* FROM (SELECT DISTINCT unnest({keys}) AS k) w CROSS JOIN LATERAL "
-        f"(SELECT {cols} FROM {table} WHERE ns = %(ns)s AND {key} = w.k) t"
+        f"(SELECT {cols} FROM {table} WHERE ns = %(ns)s AND {key} = w.k OFFSET 0) t"
     )
+
+
 STORE_ROW = ""
 """The ``ns`` key of store-wide rows (no namespace is named by the empty string)."""
 LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(%(ns)s, 0))"
