@@ -110,3 +110,37 @@ def test_the_common_shape_is_checked_a_column_at_a_time() -> None:
         {"id": "x", "namespace": "a\nb"},
     ):
         assert event_columns([*batch, bad]) is None
+
+
+class _Ambiguous:
+    """Compares like an array: ``==`` gives no plain truth value."""
+
+    def __eq__(self, other: object) -> bool:
+        raise ValueError("the truth value is ambiguous")
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class _Role(str):
+    pass
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [
+        {"id": "x", "role": _Role("user")},
+        {"id": "x", "parents": _Ambiguous()},
+        {"id": "x", "parent": _Ambiguous()},
+        {"id": "x", "meta": _Ambiguous()},
+        {"id": "x", "namespace": _Ambiguous()},
+        {"id": "x", "namespace": ["a"]},
+    ],
+)
+def test_values_no_check_expects_get_the_one_at_a_time_answer(odd: dict[str, Any]) -> None:
+    """A role that is a str subclass, values whose ``==`` raises, unhashable
+    values: the column check steps aside and the answer is `event_from`'s."""
+    batch = [{"id": "a"}, odd]
+    assert event_columns(batch) is None
+    assert batch_outcome(lambda b: events_from(b, 5.0), batch) == batch_outcome(
+        lambda b: [event_from(i, 5.0) for i in b], batch
+    )

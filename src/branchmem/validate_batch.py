@@ -30,6 +30,7 @@ from .validate import (
 _ROLES = frozenset(ROLES)
 _get = dict.get
 _has = dict.__contains__
+_NONE = type(None)
 
 
 @dataclass(slots=True)
@@ -92,10 +93,12 @@ def _ids_ok(ids: list[Any]) -> bool:
 
 def _text_ok(texts: list[Any]) -> bool:
     """Is every value text `validate.check_text` accepts?"""
-    if set(map(type, texts)) != {str}:
-        return False
-    joined = "".join(texts)
-    return "\x00" not in joined and (joined.isascii() or not _SURROGATE(joined))
+    return set(map(type, texts)) == {str} and _storable_text("".join(texts))
+
+
+def _storable_text(text: str) -> bool:
+    """Can a text column hold ``text`` (no NUL, no lone surrogate)?"""
+    return "\x00" not in text and (text.isascii() or not _SURROGATE(text))
 
 
 def event_columns(items: list[Any]) -> EventColumns | None:
@@ -103,6 +106,13 @@ def event_columns(items: list[Any]) -> EventColumns | None:
     common shape or a value fails a check."""
     if not items or set(map(type, items)) != {dict}:
         return None
+    try:
+        return _columns(items)
+    except Exception:  # a value no check expects (unhashable, comparing oddly)
+        return None
+
+
+def _columns(items: list[dict[str, Any]]) -> EventColumns | None:
     if not all(map(_EVENT_KEYS.issuperset, items)):
         return None
     ids = _column(items, "id")
@@ -116,36 +126,49 @@ def event_columns(items: list[Any]) -> EventColumns | None:
     metas = _column(items, "meta")
     if not _ids_ok(ids) or not _text_ok(contents):
         return None
+    if set(map(type, roles)) != {str} or not _ROLES.issuperset(roles):
+        return None
+    # Counted by type, which compares by identity (a value's own == may not).
+    kinds = list(map(type, parents))
     try:
-        singles = [p for p in parents if type(p) is str]
-        if len(singles) + parents.count(None) != len(parents):
+        if kinds.count(str) + kinds.count(_NONE) != len(parents):
             parents = [_merge(i, p) for i, p in zip(ids, parents, strict=True)]
-            singles = [p for p in parents if type(p) is str]
-        if not _ids_ok(singles) or not _ROLES.issuperset(roles):
+        if not _ids_ok([p for p in parents if type(p) is str]):
             return None
         for ns in set(namespaces).difference(["default"]):
             check_namespace(ns)
-        if metas.count(None) != len(metas):
+        if list(map(type, metas)).count(_NONE) != len(metas):
             metas = [None if m is None else check_meta(m) for m in metas]
-    except (TypeError, InvalidInput):  # an unhashable role or namespace; a bad one
+    except InvalidInput:
         return None
     return EventColumns(ids, parents, roles, contents, namespaces, metas)
 
 
 def batch_refs(items: list[Any]) -> tuple[str, list[str], list[str]] | None:
     """What a batch of plain dicts names, before any check: its one namespace,
-    its ids and its single parents (values that are not strings left out), so
-    that lookups can go ahead of the checks; None for a batch of anything else
-    or of several namespaces."""
+    its ids and its single parents, so that lookups can go ahead of the checks
+    (only strings the store can hold are kept: an invalid id is looked up in
+    vain, then refused by the checks); None for a batch of anything else, or of
+    several namespaces or an invalid one."""
     if set(map(type, items)) != {dict}:
         return None
-    namespaces = set(_column(items, "namespace", "default"))
-    ns = namespaces.pop() if len(namespaces) == 1 else None
-    if type(ns) is not str:
+    try:
+        namespaces = set(_column(items, "namespace", "default"))
+        ns = check_namespace(namespaces.pop()) if len(namespaces) == 1 else None
+    except (TypeError, InvalidInput):  # unhashable; not an id
         return None
-    ids = [i for i in _column(items, "id") if type(i) is str]
-    parents = [p for p in _column(items, "parent") if type(p) is str]
-    return ns, ids, parents
+    if ns is None:
+        return None
+    return ns, _storable(_column(items, "id")), _storable(_column(items, "parent"))
+
+
+def _storable(values: list[Any]) -> list[str]:
+    """The strings among ``values`` that a text column can hold (no NUL, no
+    lone surrogate); None and empty strings left out."""
+    given = list(filter(None, values))
+    if set(map(type, given)) <= {str} and _storable_text("".join(given)):
+        return given
+    return [v for v in given if type(v) is str and _storable_text(v)]
 
 
 def _merge(event_id: str, parent: Any) -> str | tuple[str, ...] | None:
