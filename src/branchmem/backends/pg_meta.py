@@ -10,7 +10,7 @@ from typing import Any
 
 from ..branch_types import AuditEntry, HeadMove, Snapshot
 from .base import BranchRow, EventRow, LifeRow, RecordRow
-from .pg_conn import IDS, PgConnection, columns, each_key, unnest
+from .pg_conn import IDS, PgConnection, columns, unnest
 from .sqlrows import (
     BRANCH_COLS,
     EVENT_COLS,
@@ -144,8 +144,8 @@ class PgMeta(PgConnection):
         return bool(self._view_answer(("life", ns, None), HAS_LIFECYCLE, {"ns": ns}))
 
     def get_life(self, ns: str, ids: Iterable[str]) -> dict[str, LifeRow]:
-        sql = each_key(LIFE_COLS, "life", "id")
-        return {r[0]: LifeRow(r[1], r[2], r[3], r[4]) for r in self._ids(sql, ns, ids)}
+        rows = self._by_key(LIFE_COLS, "life", "id", ns, ids)
+        return {r[0]: LifeRow(r[1], r[2], r[3], r[4]) for r in rows}
 
     def put_life(self, ns: str, rows: dict[str, LifeRow]) -> None:
         if rows:

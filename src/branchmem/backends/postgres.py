@@ -81,8 +81,8 @@ class PostgresBackend(PgMeta):
         known, missing = self.cached("event", ns, ids)
         out = {i: EventRow(e, p) for i, (e, p) in known.items()}  # callers may set pos
         if missing:
-            sql = each_key(EVENT_COLS, "events", "id")
-            rows = {r[0]: event_from_row(ns, r) for r in self._ids(sql, ns, missing)}
+            found = self._by_key(EVENT_COLS, "events", "id", ns, missing)
+            rows = {r[0]: event_from_row(ns, r) for r in found}
             self.keep("event", ns, {i: (r.event, r.pos) for i, r in rows.items() if r.pos})
             out.update(rows)
         return out
@@ -91,8 +91,7 @@ class PostgresBackend(PgMeta):
         known, missing = self.cached("event", ns, ids)
         out: dict[str, Pos | None] = {i: p for i, (_, p) in known.items()}
         if missing:
-            sql = each_key("id, seg, seq", "events", "id")
-            for i, seg, seq in self._ids(sql, ns, missing):
+            for i, seg, seq in self._by_key("id, seg, seq", "events", "id", ns, missing):
                 out[i] = (seg, seq) if seg is not None else None
         return out
 
@@ -152,8 +151,7 @@ class PostgresBackend(PgMeta):
             return out
         # In key order: the same answer whatever the plan (which varies with the
         # number of ids), so a batch is placed alike in one call or in chunks.
-        sql = each_key(f"{a}, {b}", table, a) + f" ORDER BY {a}, {b}"
-        for x, y in self._ids(sql, ns, ids):
+        for x, y in self._by_key(f"{a}, {b}", table, a, ns, ids, f" ORDER BY {a}, {b}"):
             out.setdefault(x, []).append(y)
         return out
 
@@ -242,7 +240,7 @@ class PostgresBackend(PgMeta):
         want = list(ids)
         if not want:
             return {}
-        rows = self._q(each_key(REC_COLS, "records", "id"), {"ns": ns, "ids": SEP.join(want)})
+        rows = self._by_key(REC_COLS, "records", "id", ns, want)
         return {r[1]: record_from_row(ns, r) for r in rows}
 
     def insert_records(self, ns: str, rows: list[RecordRow]) -> list[Memory]:
