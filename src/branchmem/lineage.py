@@ -309,27 +309,31 @@ class Ingest:
         event, which is then a no-op. The common case, a reply to a connected
         message, is placed inline: this loop runs once per event of an import.
         """
-        rows, plan, waits, new_ids = self.rows, self.plan, self.waits, self._new_ids
-        tips, new_rows, connected = plan.tips, plan.new_rows, plan.newly_connected
-        out = []
+        rows, plan, waits = self.rows, self.plan, self.waits
+        tips = plan.tips
+        keep, placed, connected = (
+            self._new_ids.add,
+            plan.new_rows.append,
+            plan.newly_connected.append,
+        )
+        out: list[Event] = []
+        give = out.append
         for ev in events:
             eid = ev.id
             old = rows[eid] if eid in rows else self.row(eid)
             if old is not None:
                 same_event(old.event, ev)
-                out.append(old.event)
+                give(old.event)
                 continue
             if branch_names and eid in branch_names:
                 raise NameClash(eid, self.ns, "a branch")
-            out.append(ev)
+            give(ev)
             parents = ev.parents
             if len(parents) == 1 and (p := parents[0]) != eid:
                 prow = rows[p] if p in rows else self.row(p)
                 if prow is not None and (ppos := prow.pos) is not None:
                     seg, seq = ppos
-                    tip = tips.get(seg)
-                    if tip is None:
-                        tip = self._tip(seg)
+                    tip = tips[seg] if seg in tips else self._tip(seg)
                     if tip == seq:
                         tips[seg] = seq + 1
                         pos = (seg, seq + 1)
@@ -337,10 +341,10 @@ class Ingest:
                         pos = self._new_segment((ppos,))
                     row = EventRow(ev, pos)
                     rows[eid] = row
-                    new_ids.add(eid)
-                    new_rows.append(row)
-                    connected.append(eid)
-                    if waits.get(eid):
+                    keep(eid)
+                    placed(row)
+                    connected(eid)
+                    if waits and waits.get(eid):
                         self._cascade(eid)
                     continue
             self.add(ev)

@@ -16,7 +16,7 @@ from itertools import repeat
 from typing import Any
 
 from .errors import InvalidInput
-from .model import ROLES, Event, make_event
+from .model import ROLES, Event, make_event, make_events
 from .validate import (
     _EVENT_KEYS,
     _SURROGATE,
@@ -54,20 +54,17 @@ class EventColumns:
         seen = dict(zip(ids, ids, strict=True))  # a parent in the batch: one string object
         get = seen.get
         parents = [
-            () if p is None else (get(p, p),) if type(p) is str else p
+            () if p is None else (get(p, p),) if isinstance(p, str) else p
             for p in self.parents[start:stop]
         ]
-        return list(
-            map(
-                make_event,
-                ids,
-                parents,
-                self.roles[start:stop],
-                self.contents[start:stop],
-                self.namespaces[start:stop],
-                self.metas[start:stop],
-                repeat(now),
-            )
+        return make_events(
+            ids,
+            parents,
+            self.roles[start:stop],
+            self.contents[start:stop],
+            self.namespaces[start:stop],
+            self.metas[start:stop],
+            now,
         )
 
 
