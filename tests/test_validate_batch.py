@@ -98,7 +98,9 @@ def test_the_common_shape_is_checked_a_column_at_a_time() -> None:
     cols = event_columns(batch)
     assert cols is not None and cols.ids == ["e0", "e1", "e2", "e 3", "e4", "e5"]
     assert cols.parents[3:] == ["e2", ("e2", "e 3"), "e4"]
-    got = cols.events(2.0, 1, 3)
+    part = event_columns(batch[1:3])
+    assert part is not None
+    got = part.events(2.0)
     assert got == [event_from(i, 2.0) for i in batch[1:3]]
     assert got[1].parents[0] is got[0].id  # a parent in the batch: one string object
     assert cols.events(2.0) == [event_from(i, 2.0) for i in batch]

@@ -45,27 +45,16 @@ class EventColumns:
     namespaces: list[str]
     metas: list[dict[str, Any] | None]
 
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def events(self, now: float, start: int = 0, stop: int | None = None) -> list[Event]:
-        """The `Event` of each item from ``start`` to ``stop``."""
-        ids = self.ids[start:stop]
+    def events(self, now: float) -> list[Event]:
+        """The `Event` of each item."""
+        ids = self.ids
         seen = dict(zip(ids, ids, strict=True))  # a parent in the batch: one string object
         get = seen.get
         parents = [
-            () if p is None else (get(p, p),) if isinstance(p, str) else p
-            for p in self.parents[start:stop]
+            () if p is None else (get(p, p),) if isinstance(p, str) else p for p in self.parents
         ]
-        return make_events(
-            ids,
-            parents,
-            self.roles[start:stop],
-            self.contents[start:stop],
-            self.namespaces[start:stop],
-            self.metas[start:stop],
-            now,
-        )
+        cols = (self.roles, self.contents, self.namespaces, self.metas)
+        return make_events(ids, parents, *cols, now)
 
 
 def _column(items: list[dict[str, Any]], key: str, default: Any = None) -> list[Any]:
