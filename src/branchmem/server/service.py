@@ -369,9 +369,21 @@ def history(
 def prune_branches(
     ctx: Ctx, namespace: str, prefix: str, older_than: float, now: float | None = None
 ) -> list[str]:
-    """Delete stale branch pointers under ``prefix`` (needs write on ``prefix/*``)."""
-    ns = ctx.allow(namespace, "write", prefix.rstrip("/") + "/*")
-    return ctx.store.prune_branches(prefix, older_than, namespace=ns, now=now, actor=ctx.who.name)
+    """Delete stale branch pointers under ``prefix/`` (`Store.prune_branches`).
+
+    The key needs write on every branch it would delete, each checked against
+    its grant before any is deleted: one it may not write refuses the whole
+    call (403, nothing deleted), rather than pruning some and leaving the rest.
+    """
+    ns = check_namespace(namespace)
+    ctx.who.check_role(ns, "write")
+
+    def check(name: str) -> None:
+        ctx.who.authorize(ns, "write", name)
+
+    return ctx.store.prune_branches(
+        prefix, older_than, namespace=ns, now=now, actor=ctx.who.name, check=check
+    )
 
 
 # ------------------------------------------------------------------- admin
