@@ -313,14 +313,42 @@ def test_prune_branches(clocked: Clocked, clock: list[float]) -> None:
     m = store.remember("keep me", branch="tmp/a")
     clock[0] = 1000.0 + 2 * HOUR
     store.remember("fresh", branch="tmp/b/c")
-    assert store.prune_branches("tmp/", older_than=HOUR, actor="janitor") == ["tmp", "tmp/a"]
-    assert [b.name for b in store.branches()] == ["main", "tmp/b/c", "tmpx"]
+    assert store.prune_branches("tmp/", older_than=HOUR, actor="janitor") == ["tmp/a"]
+    # A prefix names a folder: its branches go, never the branch of the name itself.
+    assert [b.name for b in store.branches()] == ["main", "tmp", "tmp/b/c", "tmpx"]
     assert ids(store, m.sources[0]) == [m.id]  # records stay
     assert store.audit("default")[-1].op == "prune_branches"
     with pytest.raises(InvalidInput):
         store.prune_branches("tmp", older_than=-1)
     with pytest.raises(InvalidInput):
         store.prune_branches("bad prefix", older_than=1)
+
+
+def test_prune_branches_checks_every_name_before_deleting_any(
+    clocked: Clocked, clock: list[float]
+) -> None:
+    store = clocked()
+    store.add_event("e1")
+    for name in ("task", "task/a", "task/b", "task/x"):
+        store.create_branch(name, at="e1")
+    clock[0] += 2 * HOUR
+    seen: list[str] = []
+
+    def check(name: str) -> None:
+        seen.append(name)
+        if name == "task/x":
+            raise PermissionError(name)
+
+    before = (store.branches(), len(store.audit("default")))
+    with pytest.raises(PermissionError):
+        store.prune_branches("task", older_than=HOUR, check=check)
+    assert seen == ["task/a", "task/b", "task/x"]
+    assert (store.branches(), len(store.audit("default"))) == before
+    assert store.prune_branches("task", older_than=HOUR, check=seen.append) == [
+        "task/a",
+        "task/b",
+        "task/x",
+    ]
 
 
 def test_lifecycle_bad_input(clocked: Clocked) -> None:

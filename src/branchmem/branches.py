@@ -7,7 +7,11 @@ also across processes, an advisory lock per namespace in PostgreSQL), so the
 head read at the start of the transaction is still the head when it is moved,
 and a second writer builds on the first one's event. ``expected_head=`` adds
 an explicit compare-and-set for callers who read the head earlier
-(`BranchConflict` if it moved).
+(`BranchConflict` if it moved): every head move (`set_branch`, `rollback`,
+`merge`, `resolve`, `remember`, ``add_event(branch=)``) checks it and moves
+the head in the transaction that logs the move, and on PostgreSQL the move
+itself is ``UPDATE ... WHERE head = <the head checked>`` (`move_head`), so
+of several processes that read one head, one moves it.
 
 Nothing here changes what is visible: that stays the gate's job. Branch
 operations only add events, add gated records, and move pointers.
@@ -297,22 +301,42 @@ class BranchOps:
         return ev
 
     def set_branch(
-        self, name: str, event_id: str, *, namespace: str = "default", actor: str | None = None
+        self,
+        name: str,
+        event_id: str,
+        *,
+        namespace: str = "default",
+        actor: str | None = None,
+        expected_head: str | None = None,
     ) -> Branch:
         """Point branch ``name`` at ``event_id`` (creating or moving it); the move is
         logged in `history`. Prefer `create_branch` and `rollback`, which check more.
 
+        With ``expected_head=``, the branch must exist (`UnknownBranch`) and
+        still point there (`BranchConflict` if another writer moved it): the
+        check and the move are one compare-and-set in the store, whichever
+        process moves the branch, so of several writers that read the same
+        head, one moves it.
+
         >>> from branchmem import Store
         >>> store = Store()
-        >>> _ = store.add_event("e1")
+        >>> _ = store.add_events([{"id": "e1"}, {"id": "e2", "parent": "e1"}])
         >>> store.set_branch("main", "e1").head
         'e1'
+        >>> store.set_branch("main", "e2", expected_head="e1").head
+        'e2'
+        >>> store.set_branch("main", "e1", expected_head="e1")
+        Traceback (most recent call last):
+        ...
+        branchmem.errors.BranchConflict: branch 'main' in namespace 'default' is at 'e2', ...
         """
         s = cast("Store", self)
         ns = check_namespace(namespace)
         name = check_name(name)
         check_id(event_id, "event id")
         actor = check_actor(actor)
+        if expected_head is not None:
+            check_id(expected_head, "expected_head")
         now = s._clock()
         with s._b.transaction():
             found = s._b.get_events(ns, [name, event_id])
@@ -321,6 +345,10 @@ class BranchOps:
             if event_id not in found:
                 raise UnknownEvent(event_id, ns)
             row = s._b.get_branch_row(ns, name)
+            if row is None and expected_head is not None:
+                raise UnknownBranch(name, ns)
+            if row is not None:
+                check_expected(row, ns, expected_head)
             if row is None:
                 row = BranchRow(name, event_id, event_id, None, now, now)
                 s._b.put_branch_row(ns, row)

@@ -47,7 +47,7 @@ def register(sub: Any) -> None:
     _redact_option(mcp)
     mcp.set_defaults(func=cmd_mcp)
 
-    keys = sub.add_parser("keys", help="create, list or revoke API keys of a served store")
+    keys = sub.add_parser("keys", help="create, list, revoke or delete API keys of a served store")
     ksub = keys.add_subparsers(dest="keys_command", metavar="ACTION", required=True)
     create = ksub.add_parser("create", help="make a key; it is printed once, on the last line")
     create.add_argument("--db", required=True)
@@ -57,8 +57,10 @@ def register(sub: Any) -> None:
         "--grant",
         action="append",
         default=[],
-        metavar="NS:ROLE[:branch=GLOB]",
-        help="repeatable: alice:write, shared:read, team:write:branch=task/*, *:admin",
+        metavar="NS:ROLE[:branch=PATTERN]",
+        help="repeatable: alice:write, shared:read, team:write:branch=task/*, user/*:read, "
+        "*:admin; names match literally, '*' is the only wildcard, and \\ escapes "
+        "* ? [ ] : \\ in a name",
     )
     create.set_defaults(func=cmd_keys_create)
     lst = ksub.add_parser("list", help="the keys (never their secrets)")
@@ -70,6 +72,11 @@ def register(sub: Any) -> None:
     _keys_option(revoke)
     revoke.add_argument("key_id", help="the id shown by `keys list` (the part after bm_)")
     revoke.set_defaults(func=cmd_keys_revoke)
+    delete = ksub.add_parser("delete", help="delete every key of a principal from the keys file")
+    delete.add_argument("--db", required=True)
+    _keys_option(delete)
+    delete.add_argument("--principal", required=True, help="whose keys to delete")
+    delete.set_defaults(func=cmd_keys_delete)
 
 
 def _keys_option(parser: argparse.ArgumentParser) -> None:
@@ -133,6 +140,8 @@ def cmd_keys_create(args: argparse.Namespace) -> int:
     check_new_key(args.principal, args.grant)  # before the keys file is made
     info, key = _keys(args).create(args.principal, args.grant)
     print(f"key {info.id} for {info.principal}: {', '.join(map(str, info.grants))}")
+    for g in info.grants:
+        print(f"  {g}: {g.describe()}")
     print("store it now; it is not shown again:")
     print(key)
     return 0
@@ -148,6 +157,12 @@ def cmd_keys_list(args: argparse.Namespace) -> int:
 def cmd_keys_revoke(args: argparse.Namespace) -> int:
     info = _keys(args).revoke(args.key_id)
     print(f"revoked {info.id} ({info.principal})")
+    return 0
+
+
+def cmd_keys_delete(args: argparse.Namespace) -> int:
+    gone = _keys(args).delete(args.principal)
+    print(f"deleted {len(gone)} key(s) of {args.principal}: {', '.join(k.id for k in gone)}")
     return 0
 
 
@@ -197,11 +212,13 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from .server.app import Served
     from .server.auth import Grant, Principal
     from .server.mcp_tools import build_mcp
+    from .server.patterns import escape
     from .server.service import Limits
 
     store = _open(args)
     served = Served(store, None, Limits(), args.embedder)
-    who = Principal(args.principal, (Grant(args.namespace, "admin"),))
+    # The namespace as named: a '*' in it is a character, not a wildcard.
+    who = Principal(args.principal, (Grant(escape(args.namespace), "admin"),))
     try:
         build_mcp(served, namespace=args.namespace, principal=who).run("stdio")
     finally:

@@ -61,12 +61,17 @@ class RemoteBranchOps(Transport):
         return [Snapshot(**d) for d in self._all("snapshots", namespace, "snapshots")]
 
     def rollback(
-        self, branch: str, to: str, *, namespace: str | None = None, actor: str | None = None
+        self,
+        branch: str,
+        to: str,
+        *,
+        namespace: str | None = None,
+        actor: str | None = None,
+        expected_head: str | None = None,
     ) -> Branch:
         """`Store.rollback`."""
-        return Branch(
-            **self._send("POST", namespace, "rollback", json={"branch": branch, "to": to})
-        )
+        body = {"branch": branch, "to": to, "expected_head": expected_head}
+        return Branch(**self._send("POST", namespace, "rollback", json=body))
 
     def history(self, branch: str, *, namespace: str | None = None) -> list[HeadMove]:
         """`Store.history`."""

@@ -32,7 +32,7 @@ gate shows from reads now.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, cast
@@ -340,14 +340,23 @@ class LifecycleOps:
         namespace: str = "default",
         now: float | None = None,
         actor: str | None = None,
+        check: Callable[[str], object] | None = None,
     ) -> list[str]:
-        """Delete branch pointers named ``prefix`` or under ``prefix/`` whose head
-        has not moved for ``older_than`` seconds. Records stay, reachable from
-        any other anchor. Returns the names removed.
+        """Delete the branch pointers under ``prefix/`` whose head has not moved
+        for ``older_than`` seconds. Records stay, reachable from any other
+        anchor. Returns the names removed.
+
+        ``prefix`` names a folder of the name hierarchy: ``"tmp"`` and
+        ``"tmp/"`` both prune ``tmp/a`` and ``tmp/b/c``, never the branch
+        ``tmp`` itself (`delete_branch` removes that) nor ``tmpx``.
+        ``check``, if given, is called with each name that would be deleted,
+        before any is; an exception it raises ends the call with nothing
+        deleted (the server checks each name against the caller's grant).
 
         >>> from branchmem import Store
         >>> store = Store(clock=lambda: 0.0)
         >>> _ = store.add_event("e1")
+        >>> _ = store.create_branch("tmp", at="e1")
         >>> _ = store.create_branch("tmp/a", at="e1")
         >>> store.prune_branches("tmp", older_than=60, now=3600.0)
         ['tmp/a']
@@ -366,13 +375,17 @@ class LifecycleOps:
         actor = check_actor(actor)
         when = s._clock()
         cutoff = (when if t is None else t) - age
-        removed = []
         with s._b.transaction():
-            for row in s._b.list_branch_rows(ns):
-                under = row.name == prefix or row.name.startswith(prefix + "/")
-                if under and row.updated_at <= cutoff:
-                    s.delete_branch(row.name, namespace=ns, actor=actor)
-                    removed.append(row.name)
+            removed = [
+                row.name
+                for row in s._b.list_branch_rows(ns)
+                if row.name.startswith(prefix + "/") and row.updated_at <= cutoff
+            ]
+            if check is not None:
+                for name in removed:
+                    check(name)
+            for name in removed:
+                s.delete_branch(name, namespace=ns, actor=actor)
             if removed:
                 log(s, ns, "prune_branches", removed, actor, when)
         return removed

@@ -10,7 +10,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 from .branch_types import HeadMove, Snapshot
-from .branches import branch_row, check_actor, is_ancestor, log, make_branch, move_head
+from .branches import (
+    branch_row,
+    check_actor,
+    check_expected,
+    is_ancestor,
+    log,
+    make_branch,
+    move_head,
+)
 from .errors import NameClash, NotAnAncestor, SnapshotExists, UnknownBranch, UnknownSnapshot
 from .model import Branch
 from .validate import check_id, check_name, check_namespace
@@ -74,14 +82,22 @@ class SnapshotOps:
             return s._b.list_snapshots(ns)
 
     def rollback(
-        self, branch: str, to: str, *, namespace: str = "default", actor: str | None = None
+        self,
+        branch: str,
+        to: str,
+        *,
+        namespace: str = "default",
+        actor: str | None = None,
+        expected_head: str | None = None,
     ) -> Branch:
         """Move ``branch``'s head back to a snapshot or an ancestor event.
 
         Nothing is deleted: a head the branch held before stays a valid target,
         so rolling forward again is a rollback to it (or to a later snapshot).
         Anything else is `NotAnAncestor`. ``to`` is read as a snapshot name
-        first (a snapshot may be of any branch), then as an event id.
+        first (a snapshot may be of any branch), then as an event id. With
+        ``expected_head=``, `BranchConflict` if the head is no longer there
+        (checked and moved in one compare-and-set, as `set_branch`).
 
         >>> from branchmem import Store
         >>> store = Store()
@@ -97,9 +113,12 @@ class SnapshotOps:
         ns = check_namespace(namespace)
         check_id(to, "rollback target")
         actor = check_actor(actor)
+        if expected_head is not None:
+            check_id(expected_head, "expected_head")
         now = s._clock()
         with s._b.transaction():
             row = branch_row(s, ns, branch)
+            check_expected(row, ns, expected_head)
             snap = s._b.get_snapshot(ns, to)
             target = snap.event if snap is not None else to
             if snap is None and not s._b.get_events(ns, [to]):

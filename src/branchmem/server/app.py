@@ -388,7 +388,7 @@ def _routes(app: FastAPI, served: Served) -> None:
 
     @app.post(f"{NS}/rollback", response_model=M.BranchOut, tags=["branches"])
     def post_rollback(namespace: str, body: M.RollbackIn, c: C) -> dict[str, Any]:
-        return call(svc.rollback, c, namespace, body.branch, body.to).to_dict()
+        return call(svc.rollback, c, namespace, body.branch, body.to, body.expected_head).to_dict()
 
     @app.get(f"{NS}/history", response_model=M.HistoryOut, tags=["branches"])
     def get_history(

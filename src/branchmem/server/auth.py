@@ -4,8 +4,9 @@ A key is bound to a principal (a name, written as the audit actor of every
 write it makes) and to grants ``NAMESPACE:ROLE`` with roles ``read`` <
 ``write`` < ``admin``, optionally narrowed to branches:
 ``team:write:branch=task/*`` lets the key write only on branches matching
-``task/*`` (it still reads the whole namespace). ``NAMESPACE`` may be a
-glob (``*:admin`` grants everything).
+``task/*`` (it still reads the whole namespace). Names match literally;
+``*`` is the one wildcard (``user/*:read``, ``*:admin``), and a backslash
+escapes a special character in a name (`branchmem.server.patterns`).
 
 Keys live in a sidecar SQLite file next to the store (``mem.db.keys``, mode
 0600), never in the store itself: the store's backends stay unaware of
@@ -16,7 +17,6 @@ is shown once, when created.
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import hmac
 import json
@@ -30,22 +30,30 @@ from typing import Any
 
 from ..errors import InvalidInput, NotFound
 from .errors import Forbidden, UnknownNamespace
+from .patterns import describe, matches, problem, split
 
 ROLES = {"read": 1, "write": 2, "admin": 3}
 
 
 @dataclass(frozen=True)
 class Grant:
-    """One grant: ``namespace`` (a glob), ``role``, and an optional ``branch`` glob."""
+    """One grant: ``namespace`` (a pattern), ``role``, and an optional ``branch``
+    pattern; patterns as written, escapes and all (`branchmem.server.patterns`)."""
 
     namespace: str
     role: str
     branch: str | None = None
 
     @classmethod
-    def parse(cls, text: str) -> Grant:
-        """``"alice:write"``, ``"shared:read"``, ``"team:write:branch=task/*"``."""
-        parts = text.split(":") if isinstance(text, str) else []
+    def parse(cls, text: str, *, stored: bool = False) -> Grant:
+        r"""``"alice:write"``, ``"shared:read"``, ``"team:write:branch=task/*"``,
+        ``"user/*:read"``. A ``:`` inside a name is written ``\:``.
+
+        Unescaped ``?``, ``[`` or ``]`` are refused (they are not wildcards), but
+        not in a grant read back from the keys file (``stored``), where they
+        match themselves.
+        """
+        parts = split(text) if isinstance(text, str) else []
         branch = None
         if len(parts) == 3 and parts[2].startswith("branch=") and parts[2] != "branch=":
             branch = parts[2][len("branch=") :]
@@ -56,11 +64,33 @@ class Grant:
                 f"grant {text!r} is not NAMESPACE:ROLE[:branch=PATTERN] with ROLE one of "
                 "read, write, admin; e.g. alice:write or team:write:branch=task/*"
             )
+        if not stored:
+            for pattern in (parts[0], branch):
+                why = None if pattern is None else problem(pattern)
+                if why is not None:
+                    raise InvalidInput(f"grant {text!r}: {why}")
         return cls(parts[0], parts[1], branch)
+
+    def describe(self) -> str:
+        """What the grant lets a key do, in words (`branchmem keys create` prints it).
+
+        >>> print(Grant.parse("team:write:branch=task/*").describe())
+        read namespace 'team' only; write there only on branches matching task/* ('*': ...)
+        """
+        where = describe(self.namespace, "namespace", "namespaces")
+        if self.branch is None:
+            return f"{_VERBS[self.role]} {where}"
+        branches = describe(self.branch, "branch", "branches").removesuffix(" only")
+        if branches.startswith("every "):
+            return f"{_VERBS[self.role]} {where}"
+        return f"read {where}; {self.role} there only on {branches}"
 
     def __str__(self) -> str:
         tail = f":branch={self.branch}" if self.branch is not None else ""
         return f"{self.namespace}:{self.role}{tail}"
+
+
+_VERBS = {"read": "read", "write": "read and write", "admin": "read, write and administer"}
 
 
 @dataclass(frozen=True)
@@ -78,7 +108,25 @@ class Principal:
         passes ``branch``; a branch-narrowed grant covers only writes that name
         a branch matching its pattern.
         """
-        mine = [g for g in self.grants if fnmatch.fnmatchcase(namespace, g.namespace)]
+        strong = self.check_role(namespace, need)
+        if ROLES[need] == ROLES["read"]:
+            return
+        if any(
+            g.branch is None or (branch is not None and matches(g.branch, branch)) for g in strong
+        ):
+            return
+        allowed = ", ".join(sorted({g.branch for g in strong if g.branch}))
+        where = f"branch {branch!r}" if branch is not None else "outside a branch"
+        raise Forbidden(
+            f"this key may {need} namespace {namespace!r} only on branches matching "
+            f"{allowed}, not {where}"
+        )
+
+    def check_role(self, namespace: str, need: str) -> list[Grant]:
+        """Raise unless a grant on ``namespace`` has role ``need`` or above, whatever
+        branches it is narrowed to (`UnknownNamespace`, `Forbidden` as `authorize`);
+        those grants."""
+        mine = [g for g in self.grants if matches(g.namespace, namespace)]
         if not mine:
             raise UnknownNamespace(namespace)
         level = ROLES[need]
@@ -89,19 +137,7 @@ class Principal:
                 f"this key may {best} namespace {namespace!r} but this call needs {need}; "
                 "ask for a key with a stronger grant"
             )
-        if level == ROLES["read"]:
-            return
-        if any(
-            g.branch is None or (branch is not None and fnmatch.fnmatchcase(branch, g.branch))
-            for g in strong
-        ):
-            return
-        allowed = ", ".join(sorted({g.branch for g in strong if g.branch}))
-        where = f"branch {branch!r}" if branch is not None else "outside a branch"
-        raise Forbidden(
-            f"this key may {need} namespace {namespace!r} only on branches matching "
-            f"{allowed}, not {where}"
-        )
+        return strong
 
 
 @dataclass(frozen=True)
@@ -179,6 +215,22 @@ class KeyStore:
             )
         return info, f"bm_{kid}_{secret}"
 
+    def delete(self, principal: str) -> list[KeyInfo]:
+        """Delete every key of ``principal`` (revoked ones too) from the file, for
+        good; the keys deleted (`NotFound` if it has none)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id, principal, grants, created_at, revoked_at FROM keys "
+                "WHERE principal = ? ORDER BY created_at, id",
+                (principal,),
+            ).fetchall()
+            self._db.execute("DELETE FROM keys WHERE principal = ?", (principal,))
+        if not rows:
+            raise NotFound(
+                f"no key of principal {principal!r}; `branchmem keys list` shows the principals"
+            )
+        return [_info(r) for r in rows]
+
     def list(self) -> list[KeyInfo]:
         """Every key, oldest first (revoked ones too, with their time)."""
         with self._lock:
@@ -217,7 +269,7 @@ class KeyStore:
             ).fetchone()
         if row is None or not hmac.compare_digest(row[0], _sha(secret)):
             return None
-        return Principal(row[1], tuple(Grant.parse(g) for g in json.loads(row[2])))
+        return Principal(row[1], tuple(Grant.parse(g, stored=True) for g in json.loads(row[2])))
 
 
 def check_new_key(principal: str, grants: list[str] | tuple[str, ...]) -> tuple[Grant, ...]:
@@ -240,7 +292,7 @@ def _sha(secret: str) -> str:
 
 
 def _info(row: tuple[Any, ...]) -> KeyInfo:
-    grants = tuple(Grant.parse(g) for g in json.loads(row[2]))
+    grants = tuple(Grant.parse(g, stored=True) for g in json.loads(row[2]))
     return KeyInfo(row[0], row[1], grants, row[3], row[4])
 
 

@@ -118,6 +118,7 @@ class SnapshotIn(_In):
 class RollbackIn(_In):
     branch: str
     to: str
+    expected_head: str | None = None
 
 
 class TouchIn(_In):

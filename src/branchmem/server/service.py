@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from ..branch_types import AuditEntry, HeadMove, MergeResult, Snapshot
 from ..context import Context
-from ..errors import BranchConflict, InvalidInput, UnknownBranch
+from ..errors import InvalidInput, UnknownBranch
 from ..model import Branch, Event, Explanation, Memory
 from ..retrieval.hit import Hit
 from ..store import Store
@@ -299,17 +299,12 @@ def delete_branch(ctx: Ctx, namespace: str, name: str) -> None:
 def move_branch(
     ctx: Ctx, namespace: str, name: str, to: str, expected_head: str | None = None
 ) -> Branch:
-    """Point ``name`` at event ``to``; with ``expected_head``, only if it is still there.
-
-    The check and the move are atomic among served calls (the server runs
-    one store call at a time).
-    """
+    """Point ``name`` at event ``to``; with ``expected_head``, only if it is still there
+    (one compare-and-set in the store, atomic across every process serving it)."""
     ns = ctx.allow(namespace, "write", name)
-    if expected_head is not None:
-        actual = ctx.store.branch_head(name, namespace=ns)
-        if actual != expected_head:
-            raise BranchConflict(name, ns, expected_head, actual)
-    return ctx.store.set_branch(name, to, namespace=ns, actor=ctx.who.name)
+    return ctx.store.set_branch(
+        name, to, namespace=ns, actor=ctx.who.name, expected_head=expected_head
+    )
 
 
 def merge(ctx: Ctx, namespace: str, source: str, into: str, **options: Any) -> MergeResult:
@@ -354,9 +349,13 @@ def snapshots(ctx: Ctx, namespace: str, offset: int = 0, limit: int | None = Non
     return page(ctx.store.snapshots(namespace=ns), offset, ctx.limits.page(limit))
 
 
-def rollback(ctx: Ctx, namespace: str, branch: str, to: str) -> Branch:
+def rollback(
+    ctx: Ctx, namespace: str, branch: str, to: str, expected_head: str | None = None
+) -> Branch:
     ns = ctx.allow(namespace, "write", branch)
-    return ctx.store.rollback(branch, to, namespace=ns, actor=ctx.who.name)
+    return ctx.store.rollback(
+        branch, to, namespace=ns, actor=ctx.who.name, expected_head=expected_head
+    )
 
 
 def history(
@@ -370,9 +369,21 @@ def history(
 def prune_branches(
     ctx: Ctx, namespace: str, prefix: str, older_than: float, now: float | None = None
 ) -> list[str]:
-    """Delete stale branch pointers under ``prefix`` (needs write on ``prefix/*``)."""
-    ns = ctx.allow(namespace, "write", prefix.rstrip("/") + "/*")
-    return ctx.store.prune_branches(prefix, older_than, namespace=ns, now=now, actor=ctx.who.name)
+    """Delete stale branch pointers under ``prefix/`` (`Store.prune_branches`).
+
+    The key needs write on every branch it would delete, each checked against
+    its grant before any is deleted: one it may not write refuses the whole
+    call (403, nothing deleted), rather than pruning some and leaving the rest.
+    """
+    ns = check_namespace(namespace)
+    ctx.who.check_role(ns, "write")
+
+    def check(name: str) -> None:
+        ctx.who.authorize(ns, "write", name)
+
+    return ctx.store.prune_branches(
+        prefix, older_than, namespace=ns, now=now, actor=ctx.who.name, check=check
+    )
 
 
 # ------------------------------------------------------------------- admin

@@ -39,15 +39,43 @@ function writeUrl(push) {
   else history.replaceState({ ns: state.ns, at: state.at }, "", url);
 }
 
-function globMatch(glob, name) {
-  const re = new RegExp("^" + glob.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*") + "$");
-  return re.test(name);
+// A grant reads NAMESPACE:ROLE[:branch=PATTERN], as the server reads it: names
+// match literally, "*" is the one wildcard, a backslash makes the next of \ * ? [ ] : literal.
+function grantTokens(pattern) {
+  const out = [];
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === "\\" && i + 1 < pattern.length && "\\*?[]:".includes(pattern[i + 1])) out.push(pattern[++i]);
+    else out.push(c === "*" ? null : c);
+  }
+  return out;
+}
+
+function splitGrant(text) {
+  const parts = [];
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === "\\") i++;
+    else if (text[i] === ":") { parts.push(text.slice(start, i)); start = i + 1; }
+  }
+  parts.push(text.slice(start));
+  return parts;
+}
+
+function grantMatch(pattern, name) {
+  const body = grantTokens(pattern).map((t) => (t === null ? "[\\s\\S]*" : t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")));
+  return new RegExp("^" + body.join("") + "$").test(name);
+}
+
+function literalName(pattern) {
+  const tokens = grantTokens(pattern);
+  return tokens.includes(null) ? null : tokens.join("");
 }
 
 function roleOf(ns) {
   const rank = { read: 1, write: 2, admin: 3 };
   let best = 0;
-  for (const g of state.grants) if (globMatch(g.namespace, ns)) best = Math.max(best, rank[g.role] || 0);
+  for (const g of state.grants) if (grantMatch(g.namespace, ns)) best = Math.max(best, rank[g.role] || 0);
   return best;
 }
 
@@ -55,13 +83,12 @@ async function login() {
   if (!getKey()) { status("Paste an API key to begin."); return false; }
   try {
     const me = await api.me();
-    // Grants read NAMESPACE:ROLE[:branch=GLOB]; a namespace may be a glob.
     state.grants = (me.grants || []).map((g) => {
-      const [namespace, role] = g.split(":");
-      return { namespace, role };
+      const [namespace, role] = splitGrant(g);
+      return { namespace, role, name: literalName(namespace) };
     });
-    $("ns-list").replaceChildren(...[...new Set(state.grants.map((g) => g.namespace))]
-      .filter((n) => !n.includes("*")).map((n) => el("option", { value: n })));
+    $("ns-list").replaceChildren(...[...new Set(state.grants.map((g) => g.name))]
+      .filter((n) => n !== null).map((n) => el("option", { value: n })));
     status(`Signed in as ${me.principal}.`);
     return true;
   } catch (e) {
@@ -203,7 +230,7 @@ window.addEventListener("popstate", (e) => {
   readFragment();
   const params = new URLSearchParams(location.search);
   if (!(await login())) return;
-  const ns = params.get("ns") || (state.grants.length === 1 && !state.grants[0].namespace.includes("*") ? state.grants[0].namespace : "");
+  const ns = params.get("ns") || (state.grants.length === 1 && state.grants[0].name !== null ? state.grants[0].name : "");
   if (ns) await openNamespace(ns, params.get("at") || "");
   else status("Pick a namespace.");
 })();
