@@ -2,6 +2,7 @@
 
     python bench/ann.py                  # 50,000 and 100,000 vectors
     python bench/ann.py --sizes 20000    # any sizes
+    python bench/ann.py --smoke          # 2,000 vectors, 20 queries (seconds)
 
 For each size: unit vectors of the benchmark's texts (`bench/search.py`,
 `HashingEmbedder(256)`), then for each library that is installed (`usearch`,
@@ -115,7 +116,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[50_000, 100_000])
     ap.add_argument("--queries", type=int, default=100)
+    ap.add_argument("--smoke", action="store_true", help="2,000 vectors, 20 queries (seconds)")
     args = ap.parse_args()
+    if args.smoke:
+        args.sizes, args.queries = [2_000], 20
     for n in args.sizes:
         run(n, args.queries)
 

@@ -2,6 +2,7 @@
 
     python bench/branches.py            # merge 2 x 100,000 memories; chain read on 1,000,000
     python bench/branches.py --quick    # merge 2 x 10,000; chain read on 100,000 (under a minute)
+    python bench/branches.py --smoke    # merge 2 x 1,000; chain read on 5,000 (seconds)
 
 1. **Merge.** Two branches forked at one root, each holding N memories (100
    per event, 1% of them sharing a key with the other side and differing in
@@ -39,7 +40,7 @@ from gate import build, make_history, timed
 
 
 def line(label: str, a: float, b: float, what: str) -> str:
-    return f"  {label:<46} {a * 1e3:10.3f} ms   {what} {b * 1e3:10.3f} ms   ratio {a / b:6.2f}"
+    return f"  {label:<46} {a * 1e3:10.3f} ms   {what} {b * 1e3:10.3f} ms   ratio {a / b:6.2f}x"
 
 
 def build_sides(store: Store, n: int, per_event: int = 100) -> None:
@@ -143,10 +144,13 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--quick", action="store_true", help="10x smaller (under a minute)")
+    ap.add_argument("--smoke", action="store_true", help="100x smaller (seconds)")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--backends", default="memory,sqlite")
     args = ap.parse_args()
     merge_n, chain_n = (10_000, 100_000) if args.quick else (100_000, 1_000_000)
+    if args.smoke:
+        merge_n, chain_n, args.repeat = 1_000, 5_000, 3
     with tempfile.TemporaryDirectory() as tmp:
         for backend in args.backends.split(","):
 

@@ -1,6 +1,7 @@
 """Build the retrieval labelled set from the branchbench dev split, deterministically.
 
     python bench/build_recall_set.py            # writes bench/data/recall-dev.jsonl
+    python bench/build_recall_set.py --smoke    # writes a temporary copy, compares it, removes it
 
 One namespace per scenario. Every event is stored; the memories are what the
 shared offline extractor (`branchbench.extract.Extractor`) derives as the
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -81,14 +83,30 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--split", default="dev")
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help=f"write the set to a temporary folder, say whether it matches {OUT.name}, remove it",
+    )
     args = ap.parse_args()
-    lines = build(args.split)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("w", encoding="utf-8") as f:
+    if not args.smoke:
+        write(build(args.split), args.out)
+        return
+    with tempfile.TemporaryDirectory(prefix="branchmem-recall-") as d:
+        out = Path(d) / OUT.name
+        write(build(args.split), out)
+        same = out.read_bytes() == OUT.read_bytes()
+    shipped = OUT.relative_to(OUT.parents[2])
+    print(f"  {'the same as' if same else 'differs from'} the shipped {shipped}")
+
+
+def write(lines: list[dict[str, Any]], out: Path) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as f:
         for d in lines:
             f.write(json.dumps(d, ensure_ascii=False, sort_keys=True) + "\n")
     n = sum(d["type"] == "query" for d in lines)
-    print(f"wrote {args.out} ({len(lines)} lines, {n} queries)")
+    print(f"wrote {out} ({len(lines)} lines, {n} queries)")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
     python bench/extract.py              # 10,000 messages, 10,000 visible memories
     python bench/extract.py --quick      # 2,000 and 2,000 (well under a minute)
+    python bench/extract.py --smoke      # 200 and 200, 3 rounds (seconds)
 
 * **RuleExtractor throughput**: ``RuleExtractor().parse`` over the messages
   (messages per second).
@@ -101,13 +102,16 @@ def run_manual(store: Store, msgs: list[tuple[str, str | None, str]]) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="2,000 messages and memories")
+    ap.add_argument("--smoke", action="store_true", help="200 messages and memories, 3 rounds")
     ap.add_argument("--messages", type=int, help="messages in the conversation")
     ap.add_argument("--rounds", type=int, default=15, help="context() rounds (default 15)")
     ap.add_argument(
         "--backends", default="memory,sqlite", help="for extract(): memory,sqlite (default both)"
     )
     args = ap.parse_args()
-    n = args.messages or (2_000 if args.quick else 10_000)
+    n = args.messages or (200 if args.smoke else 2_000 if args.quick else 10_000)
+    if args.smoke:
+        args.rounds = 3
     rng = random.Random(7)
     msgs = messages(n, rng)
     print(f"conversation: {n:,} messages, 5% forking from an older message (seed 7)")

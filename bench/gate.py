@@ -7,6 +7,7 @@
     python bench/gate.py --backend postgres --quick   # on PostgreSQL (bench/gate_postgres.py)
     python bench/gate.py --only-forked   # the forked path alone (bench/gate_forked.py)
     python bench/gate.py --footprint 1000000   # memory held in memory (bench/gate_footprint.py)
+    python bench/gate.py --smoke   # every section above at its smallest size (seconds)
 
 History: chat-like; each new event answers the latest one, except about 2%
 that fork from a uniformly chosen older event (an edit or regenerate far
@@ -43,6 +44,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from branchmem import Store
 from branchmem.backends.sqlite import SEP
+
+PG_ENV = "BRANCHMEM_TEST_POSTGRES"
 
 
 def plain_sqlite(path: Path) -> sqlite3.Connection:
@@ -282,7 +285,14 @@ def main() -> None:
         "--single-writes", action="store_true", help="only single add_event/add_memory calls "
         "against a plain INSERT (bench/single_writes.py)"
     )  # fmt: skip
+    ap.add_argument(
+        "--smoke", action="store_true", help="every section at its smallest size (seconds), "
+        f"PostgreSQL too where {PG_ENV} is set"
+    )  # fmt: skip
     args = ap.parse_args()
+    if args.smoke:
+        smoke()
+        return
     if args.single_writes:
         from single_writes import report
 
@@ -310,9 +320,55 @@ def main() -> None:
     batch = 50_000
     print(f"gate benchmark: {n:,} events, one memory each, batches of {batch:,}")
     events, memories, anchor = make_history(n)
-    parents = {e["id"]: [e["parent"]] if e["parent"] else [] for e in events}
+    want = gate_memory(events, memories, anchor, batch, args.repeat)
+    if args.backend == "postgres":
+        from gate_postgres import run
 
-    # ---- in memory
+        run(url=args.url, events=events, memories=memories, anchor=anchor, want=want,
+            batch=batch, repeat=args.repeat, per_writer=args.writes)  # fmt: skip
+        return
+    gate_sqlite(events, memories, anchor, want, batch, args.repeat)
+    durability(events[:20_000])
+
+
+def smoke(repeat: int = 3) -> None:
+    """Every section of this benchmark and of the ones it runs, at its smallest
+    size (seconds; the figures say little); PostgreSQL where
+    ``BRANCHMEM_TEST_POSTGRES`` is set."""
+    from gate_footprint import footprint
+    from gate_forked import forked_path, forked_reads
+    from single_writes import report
+
+    forked_path(60, repeat)
+    forked_reads(200, repeat)
+    many_namespaces(20, 1)
+    n, batch = 2_000, 1_000
+    print(f"gate benchmark: {n:,} events, one memory each, batches of {batch:,}")
+    events, memories, anchor = make_history(n)
+    want = gate_memory(events, memories, anchor, batch, repeat)
+    gate_sqlite(events, memories, anchor, want, batch, repeat)
+    url = os.environ.get(PG_ENV)
+    if url:
+        from gate_postgres import run
+
+        run(url=url, events=events, memories=memories, anchor=anchor, want=want,
+            batch=batch, repeat=repeat, per_writer=3, procs=(2,))  # fmt: skip
+    else:
+        print(f"postgres: skipped ({PG_ENV} is not set)")
+    durability(events[:200], (1, 100))
+    footprint(n)
+    report(50)
+
+
+def gate_memory(
+    events: list[dict[str, Any]],
+    memories: list[dict[str, Any]],
+    anchor: str,
+    batch: int,
+    repeat: int,
+) -> list[str]:
+    """The in-memory figures; returns the ids visible at ``anchor`` (the naive reference's)."""
+    parents = {e["id"]: [e["parent"]] if e["parent"] else [] for e in events}
     mem = Store()
     t = time.perf_counter()
     build(mem, events, memories, batch)
@@ -321,10 +377,8 @@ def main() -> None:
     share = len(visible) / len(memories)
     on_path = len(mem.path(anchor))
     print(f"  anchor {anchor}: {len(visible):,} visible ({share:.3%}), {on_path:,} on its path")
-    t_fast, got = timed(lambda: mem.memories(at=anchor), args.repeat)
-    t_naive, want = timed(
-        lambda: naive_memories(parents, memories, anchor), max(3, args.repeat // 2)
-    )
+    t_fast, got = timed(lambda: mem.memories(at=anchor), repeat)
+    t_naive, want = timed(lambda: naive_memories(parents, memories, anchor), max(3, repeat // 2))
     assert [m.id for m in got] == want, "fast and naive answers differ"
     print(line("memory: memories(at) vs naive reference", t_fast, t_naive, ">= 1000x faster"))
 
@@ -332,9 +386,9 @@ def main() -> None:
     small = Store()
     keep = {m.id for m in visible}
     build(small, events, [m for m in memories if m["id"] in keep], batch)
-    t_small, got_small = timed(lambda: small.memories(at=anchor), args.repeat)
+    t_small, got_small = timed(lambda: small.memories(at=anchor), repeat)
     assert [m.id for m in got_small] == want
-    t_big, _ = timed(lambda: mem.memories(at=anchor), args.repeat)
+    t_big, _ = timed(lambda: mem.memories(at=anchor), repeat)
     print(
         line(
             f"memory: store with {1 - share:.1%} abandoned vs only the visible",
@@ -343,15 +397,18 @@ def main() -> None:
             "<= 2x slower",
         )
     )
+    return want
 
-    if args.backend == "postgres":
-        from gate_postgres import run
 
-        run(url=args.url, events=events, memories=memories, anchor=anchor, want=want,
-            batch=batch, repeat=args.repeat, per_writer=args.writes)  # fmt: skip
-        return
-
-    # ---- SQLite
+def gate_sqlite(
+    events: list[dict[str, Any]],
+    memories: list[dict[str, Any]],
+    anchor: str,
+    want: list[str],
+    batch: int,
+    repeat: int,
+) -> None:
+    """The SQLite figures, checked against the naive reference's answer ``want``."""
     tmp = Path(tempfile.mkdtemp(prefix="branchmem-bench-"))
     db_path = tmp / "gate.db"
     sq = Store(db_path)
@@ -368,7 +425,7 @@ def main() -> None:
         )
     )
 
-    t_sq, got_sq = timed(lambda: sq.memories(at=anchor), args.repeat)
+    t_sq, got_sq = timed(lambda: sq.memories(at=anchor), repeat)
     assert [m.id for m in got_sq] == want
     ro = sqlite3.connect(db_path)
     t_naive_sq, want_sq = timed(lambda: naive_sqlite(ro, anchor), 3)
@@ -393,7 +450,7 @@ def main() -> None:
             rows = backend.get_records("default", ids)
         return [rows[i].memory for i in ids]
 
-    t_pk, got_pk = timed(by_pk, args.repeat)
+    t_pk, got_pk = timed(by_pk, repeat)
     assert [m.id for m in got_pk] == ids
     print(
         line("sqlite: memories(at) vs fetching the same rows by primary key", t_sq, t_pk, "<= 3x")
@@ -405,7 +462,6 @@ def main() -> None:
     size = sum(f.stat().st_size for f in tmp.iterdir())
     print(f"  sqlite files: {size / 1e6:.0f} MB in {tmp}")
     remove_dir(tmp)
-    durability(events[:20_000])
 
 
 if __name__ == "__main__":

@@ -141,6 +141,7 @@ def run(
     batch: int,
     repeat: int,
     per_writer: int,
+    procs: tuple[int, ...] = (1, 4, 8),
 ) -> None:
     import psycopg
 
@@ -195,10 +196,10 @@ def run(
 
         for shared in (True, False):
             where = "one namespace" if shared else "a namespace each"
-            rates = [writers(url, schema, p, per_writer, shared) for p in (1, 4, 8)]
+            rates = [writers(url, schema, p, per_writer, shared) for p in procs]
             print(
                 f"  postgres: writes/s ({per_writer} remember() per process, {where}): "
-                + ", ".join(f"{p} proc {r:.0f}" for p, r in zip((1, 4, 8), rates, strict=True))
+                + ", ".join(f"{p} proc {r:.0f}" for p, r in zip(procs, rates, strict=True))
             )
     finally:
         pg.close()

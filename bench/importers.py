@@ -3,6 +3,7 @@
 
     python bench/importers.py           # 2,000 conversations, 200,000 messages
     python bench/importers.py --quick   # 200 conversations, 20,000 messages
+    python bench/importers.py --smoke   # 10 conversations, 200 messages (seconds)
     python bench/importers.py --heap    # also the import's peak Python heap (a third run)
 
 The export has the published shape (``mapping`` of nodes with ``message``,
@@ -189,6 +190,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="200 conversations, 20,000 messages")
     ap.add_argument("--conversations", type=int)
     ap.add_argument("--per-conversation", type=int, default=100)
+    ap.add_argument("--smoke", action="store_true", help="10 conversations of 20 messages")
     ap.add_argument("--heap", action="store_true", help="also the import's peak Python heap")
     ap.add_argument("--phase", nargs=3, metavar=("NAME", "EXPORT", "DB"), help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -198,6 +200,8 @@ def main() -> None:
         res = fn(Path(export), Path(db)) if fn else phase_floor()
         print(json.dumps(res))
         return
+    if args.smoke:
+        args.conversations, args.per_conversation = 10, 20
     convs = args.conversations or (200 if args.quick else 2000)
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
@@ -221,7 +225,7 @@ def main() -> None:
         f"  json.load + add_events        {base_secs:8.2f} s  {messages / base_secs:9.0f} msg/s"
         f"   (json.load {base['load']:.2f} s, add_events {base['add']:.2f} s)"
     )
-    print(f"  time ratio import / baseline  {imp['seconds'] / base_secs:8.2f}")
+    print(f"  time ratio import / baseline  {imp['seconds'] / base_secs:8.2f}x")
     print(
         f"  peak RSS: import {imp['rss']:.0f} MiB, baseline {base['rss']:.0f} MiB, "
         f"bare interpreter with branchmem {floor['rss']:.0f} MiB; above the floor: "

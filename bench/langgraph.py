@@ -10,6 +10,7 @@ fork. branchmem and SqliteSaver write to SQLite files in a temporary folder.
 
     python bench/langgraph.py              # 1,000 steps
     python bench/langgraph.py --steps 200  # quicker
+    python bench/langgraph.py --smoke      # 20 steps, 2 forks (seconds)
 """
 
 from __future__ import annotations
@@ -90,7 +91,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--forks", type=int, default=10)
+    parser.add_argument("--smoke", action="store_true", help="20 steps, 2 forks (seconds)")
     args = parser.parse_args()
+    if args.smoke:
+        args.steps, args.forks = 20, 2
     with tempfile.TemporaryDirectory() as tmp:
         mem = Store(Path(tmp) / "branchmem.db")
         conn = sqlite3.connect(Path(tmp) / "sqlite_saver.db", check_same_thread=False)

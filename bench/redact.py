@@ -2,6 +2,7 @@
 
     python bench/redact.py            # 20,000 texts, 5,000 events per ingest run
     python bench/redact.py --quick    # 2,000 texts, 1,000 events
+    python bench/redact.py --smoke    # 200 texts, 100 events (seconds)
 
 * **quality** — the default `Redactor` on the labelled set
   (tests/data/redact_labelled.jsonl): true and false positives and misses
@@ -52,8 +53,11 @@ def best_of(runs: int, fn: Callable[[], object]) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes (a few seconds)")
+    ap.add_argument("--smoke", action="store_true", help="the smallest sizes (seconds)")
     args = ap.parse_args()
     n_texts, n_events = (2_000, 1_000) if args.quick else (20_000, 5_000)
+    if args.smoke:
+        n_texts, n_events = 200, 100
     rows = load(DATA)
     redactor = Redactor()
 

@@ -1,6 +1,7 @@
 """Precision and recall of `RuleExtractor` on the held-apart labelled set.
 
     python bench/rules_accuracy.py [--misses]
+    python bench/rules_accuracy.py --smoke   # the same (the set is small: seconds)
 
 The set (tests/data/rules_heldout.jsonl, 157 Chinese and English utterances,
 about a quarter stating nothing about the user: questions, small talk, facts
@@ -25,6 +26,7 @@ SET = Path(__file__).resolve().parent.parent / "tests" / "data" / "rules_heldout
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--misses", action="store_true", help="print every miss")
+    ap.add_argument("--smoke", action="store_true", help="the same run (it is already seconds)")
     args = ap.parse_args()
     items = load(SET)
     parse = RuleExtractor().parse

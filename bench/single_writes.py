@@ -3,6 +3,7 @@ plain ``INSERT`` of the same row, side by side.
 
     python bench/single_writes.py                  # 2,000 calls of each, both durabilities
     python bench/gate.py --single-writes           # the same, from the gate benchmark
+    python bench/single_writes.py --smoke          # 50 calls of each (seconds)
 
 The baseline is what any application pays to store the row alone: its own
 transaction (``BEGIN; INSERT; COMMIT``) into a table with the same columns
@@ -147,7 +148,9 @@ def report(n: int) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--calls", type=int, default=2000, help="calls of each kind")
-    report(ap.parse_args().calls)
+    ap.add_argument("--smoke", action="store_true", help="50 calls of each (seconds)")
+    args = ap.parse_args()
+    report(50 if args.smoke else args.calls)
 
 
 if __name__ == "__main__":
