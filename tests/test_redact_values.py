@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from branchmem import InvalidInput, Redactor
-from branchmem.redact import values
+from branchmem.redact import scrub, values
 from redact_gen import card_number, card_text, email, id_number, ipv4, mobile_digits, phone_text
 
 R = Redactor()
@@ -155,7 +155,7 @@ def test_custom_rules_check_every_whole_number() -> None:
     assert R.redact_value({"room": 412}) == {"room": 412}
 
 
-@pytest.mark.parametrize("module", [values])
+@pytest.mark.parametrize("module", [values, scrub])
 def test_docstring_examples(module: Any) -> None:
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0, result
