@@ -11,7 +11,6 @@ and every table's rows.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -24,6 +23,7 @@ from branchmem import ConflictingEvent, Redactor, Store
 from branchmem.retrieval.querylog import query_hash
 from pg_helpers import Tracer, open_backend
 from raw_state import raw_state
+from redact_held import strings_in
 
 PHONE, ID, CARD = "138-1234-5678", "11010519491231002X", "6222 0212 3456 7890 128"
 EMAIL, IP = "zhang.wei@example.com", "192.168.31.7"
@@ -91,34 +91,6 @@ def write_everywhere(store: Store, log: Path, text: str = TEXT) -> None:
     store.remember("side " + text, branch="side", key="contact")
     store.merge("side", "main", strategy="keep_both")
     store.search(text, at="main", embedder="hashing", log=log)
-
-
-def strings_in(obj: Any, seen: set[int] | None = None) -> Iterator[str]:
-    """Every string reachable from ``obj`` (the memory backend's own state)."""
-    seen = set() if seen is None else seen
-    if id(obj) in seen:
-        return
-    seen.add(id(obj))
-    if isinstance(obj, str):
-        yield obj
-    elif isinstance(obj, bytes):
-        yield obj.decode("utf-8", "replace")
-    elif isinstance(obj, dict):
-        for k, v in obj.items():
-            yield from strings_in(k, seen)
-            yield from strings_in(v, seen)
-    elif isinstance(obj, (list, tuple, set, frozenset)):
-        for v in obj:
-            yield from strings_in(v, seen)
-    elif dataclasses.is_dataclass(obj):
-        for f in dataclasses.fields(obj):
-            yield from strings_in(getattr(obj, f.name), seen)
-    elif hasattr(obj, "__dict__"):
-        for v in vars(obj).values():
-            yield from strings_in(v, seen)
-    elif hasattr(obj, "__slots__"):
-        for name in obj.__slots__:
-            yield from strings_in(getattr(obj, name, None), seen)
 
 
 def public_texts(store: Store) -> list[str]:

@@ -20,6 +20,7 @@ operations only add events, add gated records, and move pointers.
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 from .backends.base import BranchRow, HeadSwap, Pos
@@ -93,10 +94,23 @@ def move_head(
     else:
         row.head, row.updated_at = head, now
         s._b.put_branch_row(ns, row)
-    s._b.add_head_moves(ns, [HeadMove(row.name, old, head, why, actor, now, ns)])
+    add_moves(s, ns, [HeadMove(row.name, old, head, why, actor, now, ns)])
+
+
+def add_moves(s: Store, ns: str, moves: list[HeadMove]) -> None:
+    """Record head moves; their actors are text, redacted on a redacting store."""
+    if s._scrub is not None:
+        moves = [replace(m, actor=m.actor and s._redact(m.actor)) for m in moves]
+    s._b.add_head_moves(ns, moves)
 
 
 def log(s: Store, ns: str, op: str, ids: list[str], actor: str | None, now: float) -> None:
+    """Write an audit line. On a redacting store the actor is redacted, and so are
+    the ids (ids stored through it hold nothing to redact; one written before it
+    was given a redactor, being purged, must not be logged again)."""
+    if s._scrub is not None:
+        actor = actor and s._redact(actor)
+        ids = [s._redact(i) for i in ids]
     s._b.add_audit(ns, [AuditEntry(now, op, tuple(ids), actor, ns)])
 
 
@@ -137,7 +151,8 @@ def write_on_branch(
                 row = branch_row(s, ns, branch)
                 check_expected(row, ns, expected_head)
                 ev = event_from({**fields, "parent": row.head, "namespace": ns}, now)
-                records = make_records(ev.id)
+                # As stored: a record refused for its ids fails before the event is written.
+                records = s._redacted(make_records(ev.id))
                 # Checked before anything is written: the memory backend cannot roll back.
                 if s._b.get_events(ns, [ev.id]):
                     raise InvalidInput(
@@ -190,7 +205,7 @@ class BranchOps:
         """
         s = cast("Store", self)
         ns = check_namespace(namespace)
-        name = check_name(name)
+        name = s._identifier(check_name(name), "branch name")
         actor = check_actor(actor)
         if not isinstance(at, str) or not at:
             raise InvalidInput(f"`at` must be an event id or a branch name, got {show(at)}")
@@ -205,7 +220,7 @@ class BranchOps:
             parent = at if head != at else None
             row = BranchRow(name, head, head, parent, now, now)
             s._b.put_branch_row(ns, row)
-            s._b.add_head_moves(ns, [HeadMove(name, None, head, "create", actor, now, ns)])
+            add_moves(s, ns, [HeadMove(name, None, head, "create", actor, now, ns)])
             log(s, ns, "create_branch", [name, head], actor, now)
         return make_branch(row, ns)
 
@@ -332,7 +347,7 @@ class BranchOps:
         """
         s = cast("Store", self)
         ns = check_namespace(namespace)
-        name = check_name(name)
+        name = s._identifier(check_name(name), "branch name")
         check_id(event_id, "event id")
         actor = check_actor(actor)
         if expected_head is not None:
@@ -352,7 +367,7 @@ class BranchOps:
             if row is None:
                 row = BranchRow(name, event_id, event_id, None, now, now)
                 s._b.put_branch_row(ns, row)
-                s._b.add_head_moves(ns, [HeadMove(name, None, event_id, "create", actor, now, ns)])
+                add_moves(s, ns, [HeadMove(name, None, event_id, "create", actor, now, ns)])
                 log(s, ns, "create_branch", [name, event_id], actor, now)
             elif row.head != event_id:
                 move_head(s, ns, row, event_id, "set", actor, now)
@@ -420,5 +435,5 @@ class BranchOps:
         with s._b.transaction():
             row = branch_row(s, ns, name)
             s._b.delete_branch(ns, row.name)
-            s._b.add_head_moves(ns, [HeadMove(row.name, row.head, None, "delete", actor, now, ns)])
+            add_moves(s, ns, [HeadMove(row.name, row.head, None, "delete", actor, now, ns)])
             log(s, ns, "delete_branch", [row.name, row.head], actor, now)

@@ -47,7 +47,7 @@ class SnapshotOps:
         """
         s = cast("Store", self)
         ns = check_namespace(namespace)
-        name = check_name(name, "snapshot name")
+        name = s._identifier(check_name(name, "snapshot name"), "snapshot name")
         actor = check_actor(actor)
         now = s._clock()
         with s._b.transaction():

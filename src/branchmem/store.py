@@ -12,7 +12,6 @@ import functools
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .audit import AuditOps
@@ -29,6 +28,7 @@ from .purge import PurgeOps
 from .reads import ReadOps
 from .records import RecordOps
 from .redact import Redactor
+from .redact.scrub import Scrub
 from .scope import ViaCopies
 from .snapshots import SnapshotOps
 from .validate import check_time, show
@@ -95,8 +95,10 @@ class Store(
     and may lose the last commits on a power cut (never on a crash of the
     process alone), without corrupting the file. New files are created
     readable by their owner only (0600). ``redactor`` (a `branchmem.Redactor`)
-    redacts personal data from event and record content and from logged
-    queries before anything is stored.
+    redacts personal data before anything is stored: the content and ``meta``
+    (keys and values) of events and records, logged queries, actors; an id,
+    key, namespace or branch name holding personal data is refused
+    (docs/redaction.md).
 
     >>> store = Store()
     >>> _ = store.add_event("e1", role="user", content="你好，我在准备搬家。")
@@ -168,24 +170,35 @@ class Store(
         self._via_copies = ViaCopies()
         self._ranges_memo = RangesMemo()
         self._redactor = redactor
+        self._scrub = Scrub(redactor) if redactor is not None else None
 
     @property
     def redactor(self) -> Redactor | None:
         """The `Redactor` this store applies before storing text, or ``None``."""
         return self._redactor
 
+    # Every write goes through these (see `branchmem.redact.scrub` for the rule):
+    # without a redactor each is one test of ``self._scrub``.
     def _redact(self, text: str) -> str:
-        """The one place text is redacted before it is stored (see `redactor`)."""
-        return text if self._redactor is None or not text else self._redactor.redact(text)
+        """Text as stored (content, a logged query, an actor): redacted."""
+        return text if self._scrub is None or not text else self._scrub.text(text)
+
+    def _redact_value(self, value: Any) -> Any:
+        """A structured value as stored (``meta``, search filters): every string redacted."""
+        return value if self._scrub is None else self._scrub.value(value)
+
+    def _identifier(self, value: str, what: str) -> str:
+        """An identifier as stored: itself, or refused if it holds personal data."""
+        return value if self._scrub is None else self._scrub.identifier(value, what)
 
     def _redacted(self, items: list[_Item]) -> list[_Item]:
-        """Events or records with their content redacted, before they are written."""
-        if self._redactor is None:
+        """Events or records as stored, before they are written: ids checked,
+        content and ``meta`` redacted."""
+        if self._scrub is None or not items:
             return items
-        return [
-            x if (c := self._redact(x.content)) == x.content else replace(x, content=c)
-            for x in items
-        ]
+        if isinstance(items[0], Event):
+            return self._scrub.events(items)
+        return self._scrub.records(items)
 
     def __enter__(self) -> Store:
         return self

@@ -21,6 +21,7 @@ from .model import Conflict, Conversation, Imported, ImportReport, Skipped, bran
 from .reader import Export, PathLike, read_export
 
 if TYPE_CHECKING:
+    from ..redact import Redactor
     from ..store import Store
 
 
@@ -126,18 +127,20 @@ def _is_stored(store: Store, event: Event, ns: str) -> bool:
     return not _differs(old, event, redact)
 
 
-def _redact_of(store: Store) -> Callable[[str], str] | None:
-    """The store's redaction, as stored content went through it (a remote store's
-    redactor is the server's: there, content is compared as sent)."""
-    redactor = getattr(store, "redactor", None)
-    return None if redactor is None else redactor.redact
+def _redact_of(store: Store) -> Redactor | None:
+    """The store's redactor, which stored content and meta went through (a remote
+    store's redactor is the server's: there, what is stored is compared as sent)."""
+    return getattr(store, "redactor", None)
 
 
-def _differs(old: Event, new: Event, redact: Callable[[str], str] | None) -> tuple[str, ...]:
-    """The fields of ``new`` that differ from the stored ``old`` (whose content the
-    store's redactor, if any, redacted before storing it)."""
-    out = tuple(f for f in ("parents", "role", "meta") if getattr(old, f) != getattr(new, f))
-    content = new.content if redact is None or not new.content else redact(new.content)
+def _differs(old: Event, new: Event, redactor: Redactor | None) -> tuple[str, ...]:
+    """The fields of ``new`` that differ from the stored ``old`` (whose content and
+    meta the store's redactor, if any, redacted before storing them)."""
+    content, meta = new.content, new.meta
+    if redactor is not None:
+        content, meta = redactor.redact(content), redactor.redact_value(meta)
+    out = tuple(f for f in ("parents", "role") if getattr(old, f) != getattr(new, f))
+    out += ("meta",) if old.meta != meta else ()
     return out + (("content",) if old.content != content else ())
 
 

@@ -157,6 +157,7 @@ def write_for(store: Store, log: QueryLog | str | os.PathLike[str], entry: dict[
         known = _KNOWN.setdefault(store, set())
         new = key not in known
     if new:
+        store._identifier(key, "query log path")  # kept in the store, for purge
         b = store._b
         if isinstance(b, QueryLogRegistry) and not getattr(b, "readonly", False):
             with b.transaction():

@@ -100,6 +100,8 @@ def search(
         raise InvalidInput(f"key_prefix must be a string, got {show(key_prefix)}")
     if meta is not None and not isinstance(meta, Mapping):
         raise InvalidInput(f"meta must be a dict of field -> value to match, got {show(meta)}")
+    if meta is not None and store.redactor is not None:
+        meta = store._redact_value(dict(meta))  # compared with meta as stored: redacted
     w = weights if weights is not None else Weights()
     if not isinstance(w, Weights):
         raise InvalidInput("weights must be a branchmem.Weights")
@@ -142,6 +144,7 @@ def search(
             hits=hits,
             elapsed=time.time() - started,
         )
+        entry = store._redact_value(entry)  # the query, its filters, everything it holds
         write_for(store, log, entry)  # the store remembers the log, for purge
     return hits
 

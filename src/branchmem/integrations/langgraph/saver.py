@@ -9,12 +9,12 @@ the parent checkpoint): that is how what a step wrote becomes visible in every
 later checkpoint of its branch, and in none forked from before it.
 
 Checkpoint data, metadata and pending writes are serialized with the saver's
-``serde`` and kept as records in a bookkeeping namespace per thread.
+``serde`` and kept as records in a bookkeeping namespace per thread; on a Store
+with a redactor, the state, metadata and writes are redacted first (`_state`).
 """
 
 from __future__ import annotations
 
-import base64
 import builtins
 import hashlib
 from collections.abc import AsyncIterator, Iterator, Sequence
@@ -38,6 +38,7 @@ from ...errors import InvalidInput, UnknownBranch
 from ...model import Memory
 from ...store import Store
 from . import _keys as k
+from . import _state
 from ._tasks import TASK, link_task, task_of
 
 _CP = "checkpoint"
@@ -76,11 +77,22 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
 
     # ------------------------------------------------------------ serialization
     def _dump(self, value: Any) -> builtins.list[str]:
-        kind, data = self.serde.dumps_typed(value)
-        return [kind, base64.b64encode(data).decode("ascii")]
+        return _state.dump(self.serde, value)
 
-    def _load(self, pair: builtins.list[str]) -> Any:
-        return self.serde.loads_typed((pair[0], base64.b64decode(pair[1])))
+    def _load(self, stored: builtins.list[str]) -> Any:
+        return _state.load(self.serde, stored)
+
+    def _redact(self, value: Any) -> Any:
+        """State, metadata or a pending write as stored: redacted before it is
+        serialised, where the Store has a redactor (docs/redaction.md)."""
+        return _state.redacted(self.store.redactor, value)
+
+    def _writes_to(self, config: RunnableConfig) -> tuple[str, str]:
+        """The thread and checkpoint namespace a write goes to; on a redacting
+        Store, a thread id holding personal data is refused (it is in every id)."""
+        thread, cp_ns = _thread_and_ns(config)
+        _state.check_thread(self.store.redactor, thread)
+        return thread, cp_ns
 
     # ------------------------------------------------------------------ writes
     def put(
@@ -91,7 +103,7 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Store ``checkpoint`` as an event under its parent (``config``'s checkpoint)."""
-        thread, cp_ns = _thread_and_ns(config)
+        thread, cp_ns = self._writes_to(config)
         cid = checkpoint["id"]
         parent = get_checkpoint_id(config)
         meta = get_checkpoint_metadata(config, metadata)
@@ -110,6 +122,10 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
                 ]
                 lineage = sorted(tasks) or lineage
         old = [m for m in self._records(tns, root) if m.meta and m.meta.get("type") == _CP]
+        if self.store.redactor is not None:
+            values = self._redact(checkpoint.get("channel_values"))
+            checkpoint = {**checkpoint, "channel_values": values}
+            meta = self._redact(meta)
         data = {
             "type": _CP,
             "checkpoint": self._dump(checkpoint),
@@ -162,7 +178,7 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         """Store a task's pending writes on ``config``'s checkpoint. A regular write
         already stored for the same task and index is kept; special ones
         (errors, interrupts, resumes) replace the stored one."""
-        thread, cp_ns = _thread_and_ns(config)
+        thread, cp_ns = self._writes_to(config)
         cid = get_checkpoint_id(config)
         if cid is None:
             raise InvalidInput("put_writes needs a config with a checkpoint_id")
@@ -190,7 +206,7 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
                 "idx": widx,
                 "channel": channel,
                 "task_path": task_path,
-                "value": self._dump(value),
+                "value": self._dump(self._redact(value)),
             }
         new = []
         for key, data in wanted.items():
@@ -259,6 +275,8 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         else:
             threads, want_ns, want_id = self._threads(), None, None
         before_id = get_checkpoint_id(before) if before else None
+        if filter:  # compared with metadata as stored: redacted
+            filter = self._redact(dict(filter))
         left = limit
         for thread in threads:
             tns = k.thread_namespace(self.namespace, thread)

@@ -45,9 +45,10 @@ from langgraph.store.memory import _compare_values, _does_match
 
 from ...errors import InvalidInput, UnknownBranch, UnknownEvent
 from ...model import Memory
-from ...redact import Redactor
+from ...redact.scrub import Scrub
 from ...store import Store
 from . import _keys as k
+from ._state import check_thread
 from ._tasks import link_task, task_of
 from .saver import BranchmemSaver
 
@@ -178,6 +179,7 @@ class BranchmemStore(BaseStore):
                 "(or a branchmem anchor)"
             )
         thread, cid, task_id = task_of(config)
+        check_thread(self.store.redactor, thread)  # before waiting for its checkpoint
         checkpoint = k.checkpoint_event(thread, "", cid)
         self._wait_for(checkpoint)
         task = k.task_event(thread, cid, task_id)
@@ -218,10 +220,14 @@ class BranchmemStore(BaseStore):
         see the state before the batch's writes; of several writes to one key,
         the last wins."""
         ops = list(ops)
+        scrub = None if self.store.redactor is None else Scrub(self.store.redactor)
         for op in ops:
             validate_op_namespace(op)
             if isinstance(op, PutOp) and op.value is not None:
                 _check_value(op)
+            if isinstance(op, PutOp) and scrub is not None:
+                for label in op.namespace:  # they keep one user's items from another's
+                    scrub.identifier(label, "namespace label")
         if not ops:
             return []
         writes = any(isinstance(op, PutOp) for op in ops)
@@ -231,14 +237,14 @@ class BranchmemStore(BaseStore):
         puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
         for op in ops:
             if isinstance(op, GetOp):
-                rec = visible.get((tuple(op.namespace), op.key))
+                rec = visible.get((tuple(op.namespace), _key(op.key, scrub)))
                 results.append(None if rec is None else _item(rec))
             elif isinstance(op, SearchOp):
-                results.append(self._search(op, anchor, visible))
+                results.append(self._search(op, anchor, visible, scrub))
             elif isinstance(op, ListNamespacesOp):
                 results.append(_namespaces(op, visible))
             elif isinstance(op, PutOp):
-                puts[(tuple(op.namespace), op.key)] = op
+                puts[(tuple(op.namespace), _key(op.key, scrub))] = op
                 results.append(None)
             else:
                 raise InvalidInput(f"unknown store operation {type(op).__name__}")
@@ -272,17 +278,20 @@ class BranchmemStore(BaseStore):
         op: SearchOp,
         anchor: str,
         visible: dict[tuple[tuple[str, ...], str], Memory],
+        scrub: Scrub | None,
     ) -> list[SearchItem]:
         prefix = tuple(op.namespace_prefix)
+        # compared with values as stored: redacted
+        filt = op.filter if scrub is None or not op.filter else scrub.value(dict(op.filter))
         cands = [
             m
             for (ns, _), m in visible.items()
             if ns[: len(prefix)] == prefix
             and (
-                not op.filter
+                not filt
                 or all(
                     _compare_values(m.meta[_MARK]["value"].get(key), want)  # type: ignore[index]
-                    for key, want in op.filter.items()
+                    for key, want in filt.items()
                 )
             )
         ]
@@ -322,7 +331,7 @@ class BranchmemStore(BaseStore):
                 if old is not None:
                     s.retract(old.id, sources=[anchor], namespace=ns)
                 continue
-            value = _redact(dict(op.value), s.redactor)
+            value = dict(op.value)  # (the Store redacts it with the rest of the meta)
             created = old.meta[_MARK]["created_at"] if old is not None and old.meta else now
             data = {"namespace": list(namespace), "key": key, "value": value,
                     "created_at": created, "updated_at": now}  # fmt: skip
@@ -348,18 +357,10 @@ class BranchmemStore(BaseStore):
         return "\n".join(texts)
 
 
-def _redact(value: Any, redactor: Redactor | None) -> Any:
-    """Every string in an item's value through the Store's redactor, if it has one
-    (the value is stored in the record's meta, which the Store does not redact)."""
-    if redactor is None:
-        return value
-    if isinstance(value, str):
-        return redactor.redact(value)
-    if isinstance(value, dict):
-        return {k: _redact(v, redactor) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redact(v, redactor) for v in value]
-    return value
+def _key(key: str, scrub: Scrub | None) -> str:
+    """An item key as stored: it is text, redacted (two keys that differ only in
+    what the redactor masks name one item; see docs/redaction.md)."""
+    return key if scrub is None else scrub.text(key)
 
 
 def _check_value(op: PutOp) -> None:
