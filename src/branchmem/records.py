@@ -305,6 +305,8 @@ class RecordOps(StoreParts):
             result[stored.id] = stored
         if waits:
             self._b.add_record_waits(ns, waits)
+        if fresh and self._on_records is not None:
+            self._on_records(ns, fresh)
         return [result[m.id] for m in mems], len(fresh)
 
 

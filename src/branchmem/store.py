@@ -168,6 +168,8 @@ class Store(
         self._via_copies = ViaCopies()
         self._ranges_memo = RangesMemo()
         self._redactor = redactor
+        # Told of the records each write adds (`retrieval.background` queues them).
+        self._on_records: Callable[[str, list[Memory]], None] | None = None
 
     @property
     def redactor(self) -> Redactor | None:
