@@ -229,3 +229,35 @@ def test_a_namespace_never_runs_more_than_its_share() -> None:
         f.result(10)
     assert most[0] == 2
     pool.close()
+
+
+def test_serve_takes_the_limits_and_says_them_in_its_help(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import uvicorn
+
+    from branchmem.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for words in ("--max-query", "--max-embed", "--max-concurrent", "--workers", "429", "503"):
+        assert words in text
+    seen: dict[str, Any] = {}
+
+    def run(app: Any, **kw: Any) -> None:  # instead of serving: look at what it would serve
+        served = app.state.served
+        seen.update(limits=served.limits, workers=served.workers)
+        seen["own"] = len(served.connections.own)
+        seen["spec"] = app.openapi()
+
+    monkeypatch.setattr(uvicorn, "run", run)
+    db = str(tmp_path / "s.db")
+    argv = ["serve", "--db", db, "--no-auth", "--no-mcp", "--embedder", "hashing"]
+    argv += ["--max-query", "50", "--max-embed", "3", "--max-concurrent", "2", "--workers", "3"]
+    assert main(argv) == 0
+    lim = seen["limits"]
+    assert (lim.max_query, lim.max_embed, lim.max_concurrent) == (50, 3, 2)
+    assert seen["workers"] == 3 and seen["own"] == 3  # an SQLite file: a connection each
+    schemas = seen["spec"]["components"]["schemas"]
+    assert schemas["SearchIn"]["properties"]["query"]["maxLength"] == 50

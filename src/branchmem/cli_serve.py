@@ -274,6 +274,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         uvicorn.run(app, host=args.host, port=args.port, log_level="warning", workers=1)
     finally:
+        app.state.served.close()  # (the app's shutdown did, unless it never started)
         store.close()
     return 0
 
