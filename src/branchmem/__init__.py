@@ -37,6 +37,7 @@ from .lifecycle import Policy
 from .model import KINDS, Branch, Event, Explanation, Memory, SourceStatus
 from .redact import Redactor
 from .retrieval import (
+    BackgroundEmbedder,
     Embedder,
     HashingEmbedder,
     Hit,
@@ -51,6 +52,7 @@ from .store import Store
 __all__ = [
     "KINDS",
     "AuditEntry",
+    "BackgroundEmbedder",
     "Branch",
     "BranchConflict",
     "BranchExists",
