@@ -243,3 +243,28 @@ def test_the_numpy_path_ranks_records_without_a_vector_alike(
     plain, fast = hits(False), hits(True)
     assert plain == fast
     assert sum(p for _, _, p in plain) == 23
+
+
+def test_written_records_are_told_once_committed(store: Store) -> None:
+    from branchmem.backends.base import CommitHooks
+
+    b = store._b
+    assert isinstance(b, CommitHooks)
+    told: list[str] = []
+    with b.transaction():
+        with b.transaction():
+            b.after_commit(lambda: told.append("inner"))
+        assert told == []  # the outer transaction is still open
+    assert told == ["inner"]
+    with pytest.raises(RuntimeError), b.transaction():
+        b.after_commit(lambda: told.append("rolled back"))
+        raise RuntimeError("no")
+    b.after_commit(lambda: told.append("now"))  # outside a transaction: at once
+    assert told == ["inner", "now"]
+    seen: list[tuple[str, list[str]]] = []
+    store._on_records = lambda ns, mems: seen.append((ns, [m.id for m in mems]))
+    store.add_event("e1")
+    with b.transaction():
+        store.add_memory("a", sources=["e1"], id="r1")
+        assert seen == []
+    assert seen == [("default", ["r1"])]
