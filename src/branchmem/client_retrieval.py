@@ -123,5 +123,6 @@ def _hit(d: Mapping[str, Any]) -> Hit:
             e["keyword_rank"],
             e["vector_rank"],
             e["relevance"],
+            bool(e.get("vector_pending", False)),
         )
     return Hit(Memory.from_dict(d["memory"]), d["score"], d["via"], dict(d["parts"]), explanation)

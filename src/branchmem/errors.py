@@ -25,6 +25,7 @@
     │   ├── StoreLocked (TimeoutError)     another process held the write lock too long
     │   └── ReadOnlyStore (PermissionError) a write to a store opened read-only
     ├── EmbeddingError                     an embedder failed (endpoint down, bad answer)
+    ├── EmbeddingPending                   a vector search needs vectors not made yet (503)
     └── ExtractionError                    an extractor failed (bad model reply, timeout)
 
 Every leaf also subclasses the natural built-in, so ``except KeyError`` keeps
@@ -270,6 +271,25 @@ class EmbeddingError(BranchmemError):
     """An embedder failed (an endpoint down or answering badly, a wrong dimension)."""
 
     http_status = 502
+
+
+class EmbeddingPending(BranchmemError):
+    """A vector-only search found more records without a vector than it may embed
+    itself (``max_embed=``). ``pending`` is how many are still waiting;
+    ``retry_after`` how many seconds until they may be done (a served store sends it
+    as ``Retry-After``). A hybrid search ranks such records by keyword instead."""
+
+    http_status = 503
+
+    def __init__(self, namespace: str, pending: int, retry_after: float) -> None:
+        self.namespace = namespace
+        self.pending = pending
+        self.retry_after = retry_after
+        super().__init__(
+            f"{pending} records visible here in namespace {namespace!r} have no vector yet, "
+            f"more than this search may embed itself; retry in about {retry_after:g} s, "
+            'or search with mode="hybrid" (they are ranked by keyword until embedded)'
+        )
 
 
 class ExtractionError(BranchmemError):

@@ -200,6 +200,10 @@ def _forget(s: Store, ns: str, record_ids: list[str] | None) -> None:
     """Drop what the process keeps derived from purged records: the tagged copies
     of scope-chain reads and the search cache (tokens and vectors)."""
     s._via_copies.clear()
+    from .retrieval.background import background_for
     from .retrieval.cache import cache_for
 
     cache_for(s).forget(ns, record_ids)
+    queued = background_for(s)
+    if queued is not None:
+        queued.forget(ns, record_ids)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from .backends.base import Pos, RecordRow
+from .backends.base import CommitHooks, Pos, RecordRow
 from .branches import check_actor, log, new_record_id
 from .bulk import gc_paused
 from .errors import ConflictingRecord, InvalidInput, UnknownMemory
@@ -305,6 +305,12 @@ class RecordOps(StoreParts):
             result[stored.id] = stored
         if waits:
             self._b.add_record_waits(ns, waits)
+        if fresh and self._on_records is not None:
+            tell = self._on_records
+            if isinstance(self._b, CommitHooks):  # once committed, seen by every connection
+                self._b.after_commit(lambda: tell(ns, fresh))
+            else:
+                tell(ns, fresh)
         return [result[m.id] for m in mems], len(fresh)
 
 

@@ -171,6 +171,8 @@ class Store(
         self._ranges_memo = RangesMemo()
         self._redactor = redactor
         self._scrub = Scrub(redactor) if redactor is not None else None
+        # Told of the records each write adds (`retrieval.background` queues them).
+        self._on_records: Callable[[str, list[Memory]], None] | None = None
 
     @property
     def redactor(self) -> Redactor | None:

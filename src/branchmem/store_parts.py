@@ -29,6 +29,7 @@ class StoreParts:
     _clock: Callable[[], float]
     _policy: Policy
     _ranges_memo: RangesMemo
+    _on_records: Callable[[str, list[Memory]], None] | None
 
     if TYPE_CHECKING:
 

@@ -8,7 +8,7 @@ Every method takes the namespace first; nothing crosses namespaces.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -329,6 +329,16 @@ class VectorStore(Protocol):
         ...
 
     def transaction(self) -> AbstractContextManager[None]: ...
+
+
+@runtime_checkable
+class CommitHooks(Protocol):
+    """Optional (found with ``isinstance``): run something once the open write
+    transaction has committed, when other connections can see what it wrote
+    (at once outside a transaction; never if it rolls back). A background
+    embedder is told of new records this way."""
+
+    def after_commit(self, fn: Callable[[], None]) -> None: ...
 
 
 @runtime_checkable

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import threading
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from itertools import islice
@@ -92,6 +92,8 @@ class MemoryBackend:
     def __init__(self) -> None:
         self._spaces: dict[str, _Space] = {}
         self._lock = threading.RLock()
+        self._tx_depth = 0
+        self._after: list[Callable[[], None]] = []  # run once the transaction ends well
         self._writes = 0
         self._erasures = 0
         self._detached: list[list[AuditEntry]] = []  # audit logs of dropped namespaces
@@ -110,10 +112,26 @@ class MemoryBackend:
     @contextmanager
     def transaction(self) -> Iterator[None]:
         with self._lock:
+            self._tx_depth += 1
+            done = False
             try:
                 yield
+                done = True
             finally:
                 self._writes += 1
+                self._tx_depth -= 1
+                if not self._tx_depth:
+                    after, self._after = self._after, []
+                    for fn in after if done else ():
+                        fn()
+
+    def after_commit(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` once the open write transaction ends well (at once outside one)."""
+        with self._lock:
+            if self._tx_depth:
+                self._after.append(fn)
+                return
+        fn()
 
     def generation(self) -> Generation:
         return Generation(self._writes, self._erasures)

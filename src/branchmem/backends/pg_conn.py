@@ -110,6 +110,7 @@ class _Local(threading.local):
         # namespace's lock: they stay empty until it adds rows (`PostgresBackend._pairs`).
         self.empty: set[tuple[str, str]] = set()
         self.stream: CopyStream | None = None  # its open COPY, ended before any statement
+        self.after: list[Callable[[], None]] = []  # run once this transaction commits
 
 
 class PgConnection:
@@ -209,10 +210,11 @@ class PgConnection:
             # that issues none costs no round trip at all.
             st.conn, st.depth, st.write, st.begun, st.locked = conn, 1, write, False, set()
             st.erasures, st.erasing, st.seg_cache, st.queue, st.sent = None, False, {}, [], False
-            st.view, st.empty = {}, set()
+            st.view, st.empty, st.after = {}, set(), []
             try:
                 yield
             except BaseException as exc:
+                st.after = []
                 if st.stream is not None:
                     st.stream.close()
                 st.conn, st.depth, st.queue = None, 0, []
@@ -230,6 +232,7 @@ class PgConnection:
                     st.queue.append(("COMMIT", None, None))
                     self._flush()
             except errors as exc:
+                st.after = []
                 if not conn.closed:
                     conn.execute("ROLLBACK")
                 raise StorageError(f"PostgreSQL store {self.url!r}: commit failed: {exc}") from exc
@@ -238,6 +241,17 @@ class PgConnection:
         finally:
             st.conn, st.depth, st.queue = None, 0, []
             self._pool.putconn(conn)
+        after, st.after = st.after, []
+        for fn in after:
+            fn()
+
+    def after_commit(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` once this thread's transaction commits (at once outside one;
+        never if it rolls back)."""
+        if self._st.depth:
+            self._st.after.append(fn)
+        else:
+            fn()
 
     def _share_segments(self, at: int | None, found: dict[Key, Any]) -> None:
         """Add fork points read at erasure count ``at`` to the shared cache

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -153,6 +153,7 @@ class SQLiteBackend(GraphTables, MetaTables):
             raise StorageError(f"cannot open SQLite store at {self.path!r}: {exc}") from exc
         self._lock = threading.RLock()
         self._depth = 0
+        self._after: list[Callable[[], None]] = []  # run once the transaction commits
         self._ns_ids: dict[str, int] = {}
         self._seg_cache: dict[tuple[int, int], tuple[Pos, ...]] = {}
         self._top: dict[int, int] = {}
@@ -250,10 +251,12 @@ class SQLiteBackend(GraphTables, MetaTables):
                     raise StoreLocked(self.path, self.busy_timeout) from exc
                 raise StorageError(f"SQLite store {self.path!r}: {exc}") from exc
             self._depth = 1
+            self._after = []
             try:
                 yield
             except BaseException as exc:
                 self._depth = 0
+                self._after = []
                 self._db.execute("ROLLBACK")
                 self._rolled_back()
                 self._db.execute("PRAGMA secure_delete=OFF")
@@ -264,9 +267,13 @@ class SQLiteBackend(GraphTables, MetaTables):
             try:
                 self._db.execute("COMMIT")
             except sqlite3.Error as exc:
+                self._after = []
                 self._db.execute("ROLLBACK")
                 self._rolled_back()
                 raise StorageError(f"SQLite store {self.path!r}: commit failed: {exc}") from exc
+            after, self._after = self._after, []
+            for fn in after:
+                fn()
             if begin != "BEGIN":  # our own commits do not move data_version
                 self._writes += 1
                 if self._erasing:
@@ -353,6 +360,15 @@ class SQLiteBackend(GraphTables, MetaTables):
 
     def transaction(self) -> Any:
         return self._tx("BEGIN IMMEDIATE")
+
+    def after_commit(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` once the open transaction commits (at once outside one;
+        never if it rolls back)."""
+        with self._lock:
+            if self._depth:
+                self._after.append(fn)
+                return
+        fn()
 
     def reading(self) -> Any:
         return self._tx("BEGIN")

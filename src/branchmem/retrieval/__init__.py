@@ -5,9 +5,11 @@ of a scope chain, filters them, and ranks them by reciprocal-rank fusion of
 BM25 (over the gated candidates) and vector similarity, then by importance
 and recency. Modules: `tokenize` (keyword tokens), `keyword` (BM25), `embed`
 (embedders), `cache` (per-store tokens and vectors), `fusion`, `search`,
-`querylog` (log and replay), `evaluate` (Recall@K).
+`querylog` (log and replay), `evaluate` (Recall@K), `background` (embedding
+after the write) and `pending` (a search's embedding budget).
 """
 
+from .background import BackgroundEmbedder
 from .embed import (
     Embedder,
     HashingEmbedder,
@@ -25,6 +27,7 @@ from .tokenize import Tokenizer, get_tokenizer
 
 __all__ = [
     "MODES",
+    "BackgroundEmbedder",
     "Embedder",
     "HashingEmbedder",
     "Hit",

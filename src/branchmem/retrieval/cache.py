@@ -25,7 +25,7 @@ import threading
 import weakref
 from array import array
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from operator import mul
 from typing import TYPE_CHECKING, Any
@@ -192,7 +192,7 @@ class RankCache:
         store = backend if isinstance(backend, VectorStore) else None
         fresh: dict[tuple[str, str], tuple[str, array[float]]] = {}
         if missing and store is not None:
-            missing = self._load(store, embedder, missing, fresh)
+            missing = _load(store, embedder, missing, fresh)
         report = _PROGRESS.get() if missing else None
         if report is not None:
             report(0, len(missing))
@@ -216,30 +216,40 @@ class RankCache:
                 table.update(fresh)
         return [got[(m.namespace, m.id)][1] for m in mems]
 
-    @staticmethod
-    def _load(
-        store: VectorStore,
+    def known_vectors(
+        self,
         embedder: Embedder,
-        mems: list[Memory],
-        table: dict[tuple[str, str], tuple[str, array[float]]],
-    ) -> list[Memory]:
-        """Fill ``table`` from the stored vectors; returns the records still missing."""
-        by_ns: dict[str, list[Memory]] = {}
+        mems: Sequence[Memory],
+        backend: object = None,
+        epoch: int | None = None,
+    ) -> list[array[float] | None]:
+        """The unit vector of each record that has one already, in process or
+        stored (None for the others), without embedding any. Stored ones found
+        are kept in process (unless `epoch` is given and has moved)."""
+        with self._lock:
+            table = self.vectors.setdefault(embedder.name, {})
+        got: dict[tuple[str, str], tuple[str, array[float]]] = {}
+        missing = []
         for m in mems:
-            by_ns.setdefault(m.namespace, []).append(m)
-        rest = []
-        size = 4 * embedder.dim
-        for ns, group in by_ns.items():
-            got = store.get_vectors(ns, embedder.name, [m.id for m in group])
-            for m in group:
-                hit = got.get(m.id)
-                if hit is None or hit[0] != digest(m.content) or len(hit[1]) != size:
-                    rest.append(m)
-                    continue
-                vec = array("f")
-                vec.frombytes(hit[1])
-                table[(m.namespace, m.id)] = (m.content, vec)
-        return rest
+            k = (m.namespace, m.id)
+            hit = table.get(k)
+            if hit is not None and hit[0] == m.content:
+                got[k] = hit
+            else:
+                missing.append(m)
+        store = backend if isinstance(backend, VectorStore) else None
+        if missing and store is not None:
+            found: dict[tuple[str, str], tuple[str, array[float]]] = {}
+            _load(store, embedder, missing, found)
+            got.update(found)
+            with self._lock:
+                if epoch is None or epoch == self.epoch:
+                    table.update(found)
+        out: list[array[float] | None] = []
+        for m in mems:
+            hit = got.get((m.namespace, m.id))
+            out.append(hit[1] if hit is not None else None)
+        return out
 
     def ann_index(self, namespace: str, embedder: Embedder, epoch: int | None = None) -> Any:
         """The approximate index of the namespace's vectors (`retrieval.ann`);
@@ -255,6 +265,39 @@ class RankCache:
             if index is None or index.dim != embedder.dim:
                 index = self.ann[key] = NamespaceIndex(embedder.dim)
             return index
+
+
+def _load(
+    store: VectorStore,
+    embedder: Embedder,
+    mems: list[Memory],
+    table: dict[tuple[str, str], tuple[str, array[float]]],
+) -> list[Memory]:
+    """Fill ``table`` from the stored vectors; returns the records still missing.
+    Each namespace's lookup is one read view of the backend."""
+    by_ns: dict[str, list[Memory]] = {}
+    for m in mems:
+        by_ns.setdefault(m.namespace, []).append(m)
+    rest = []
+    size = 4 * embedder.dim
+    for ns, group in by_ns.items():
+        with _reading(store):
+            got = store.get_vectors(ns, embedder.name, [m.id for m in group])
+        for m in group:
+            hit = got.get(m.id)
+            if hit is None or hit[0] != digest(m.content) or len(hit[1]) != size:
+                rest.append(m)
+                continue
+            vec = array("f")
+            vec.frombytes(hit[1])
+            table[(m.namespace, m.id)] = (m.content, vec)
+    return rest
+
+
+def _reading(store: object) -> Any:
+    """The backend's read view, or nothing for an object without one."""
+    reading = getattr(store, "reading", None)
+    return reading() if reading is not None else nullcontext()
 
 
 def digest(text: str) -> str:

@@ -56,9 +56,10 @@ def fuse_pool(
     """The ``limit`` best of the candidates at positions ``pool``, best first.
 
     ``keyword``/``kw_rank`` and ``vector``/``vec_rank`` are arrays aligned
-    with ``pool`` (a rank of 0: no rank), or None where the signal is not
-    used. ``arrays`` are the candidates' importance, created_at and via
-    (`Candidates.arrays`); ``scope`` the weight per anchor (numpy) or None.
+    with ``pool`` (a rank of 0: no rank; a NaN cosine: a record without a
+    vector yet), or None where the signal is not used. ``arrays`` are the
+    candidates' importance, created_at and via (`Candidates.arrays`);
+    ``scope`` the weight per anchor (numpy) or None.
     """
     np = numpy_or_none()
     c, wk, wv, best = signal_weights(weights, keyword is not None, vector is not None)
@@ -97,7 +98,7 @@ def fuse_pool(
         Scored(
             m,
             float(keyword[j]) if keyword is not None else None,
-            float(vector[j]) if vector is not None else None,
+            float(vector[j]) if vector is not None and vector[j] == vector[j] else None,
             kr,
             vr,
             rel_j,

@@ -143,8 +143,13 @@ def fuse(
     now: float,
     limit: int | None = None,
     scope: Sequence[float] | None = None,
+    *,
+    pending: bool = False,
 ) -> list[Scored]:
     """The ``limit`` best candidates (all when None), best first; ties by seq, then id.
+
+    ``pending``: some entries of ``vector`` are NaN, records without a vector
+    yet; they get no vector rank (only their keyword share).
 
     ``scope`` multiplies each candidate's score (the weight of the scope-chain
     anchor that made it visible); None leaves every score as it is.
@@ -169,11 +174,19 @@ def fuse(
 
     kr_of: Callable[[int], int | None]
     vr_of: Callable[[int], int | None]
-    if limit is not None and vector is not None and n > 4 * limit:
+    if limit is not None and vector is not None and n > 4 * limit and not pending:
         kr_of, vr_of, scores = _top_scores(keyword, vector, wk, wv, c, best, limit, scope, score)
     else:
         kr = ranks(keyword, positive_only=True) if keyword is not None else [None] * n
-        vr = ranks(vector, positive_only=False) if vector is not None else [None] * n
+        vr: list[int | None] = (
+            ranks(vector, positive_only=False) if vector is not None else [None] * n
+        )
+        if pending and vector is not None:
+            known = [i for i, v in enumerate(vector) if v == v]
+            vr = [None] * n
+            found = ranks([vector[i] for i in known], positive_only=False)
+            for i, r in zip(known, found, strict=True):
+                vr[i] = r
         kr_of, vr_of = kr.__getitem__, vr.__getitem__
         scores = {}
         for i in range(n):
@@ -193,7 +206,7 @@ def fuse(
             Scored(
                 m,
                 keyword[i] if keyword is not None else None,
-                vector[i] if vector is not None else None,
+                vector[i] if vector is not None and vector[i] == vector[i] else None,
                 kr_of(i),
                 vr_of(i),
                 _relevance(kr_of(i), vr_of(i), wk, wv, c) / best,

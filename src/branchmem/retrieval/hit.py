@@ -11,13 +11,16 @@ from ..model import Explanation, Memory
 @dataclass(frozen=True)
 class HitExplanation:
     """Why a hit is visible (the gate's `Explanation` at its ``via`` anchor)
-    and how its score was made (``scoring``, one line)."""
+    and how its score was made (``scoring``, one line). ``vector_pending``: the
+    record had no vector yet (past the search's ``max_embed``), so it was
+    ranked by keyword alone."""
 
     visibility: Explanation
     scoring: str
     keyword_rank: int | None = None
     vector_rank: int | None = None
     relevance: float = 0.0
+    vector_pending: bool = False
 
     def __str__(self) -> str:
         return f"{self.visibility.reason}\n{self.scoring}"
@@ -29,6 +32,7 @@ class HitExplanation:
             "keyword_rank": self.keyword_rank,
             "vector_rank": self.vector_rank,
             "relevance": self.relevance,
+            "vector_pending": self.vector_pending,
         }
 
 

@@ -23,6 +23,7 @@ from .candidates import Candidates, Filters, gather
 from .embed import Embedder, default_embedder, get_embedder
 from .fusion import Scored, Weights, fuse
 from .hit import Hit, HitExplanation
+from .pending import budget_of, cosines_of_known, left_over, ready
 from .querylog import QueryLog, log_entry, write_for
 from .state import VectorIndex
 from .tokenize import Tokenizer, get_tokenizer
@@ -52,6 +53,7 @@ def search(
     as_of: float | None = None,
     explain: bool = False,
     log: QueryLog | str | os.PathLike[str] | None = None,
+    max_embed: int | None = None,
 ) -> list[Hit]:
     """The ``k`` best records visible at ``at`` for ``query``, best first.
 
@@ -71,6 +73,14 @@ def search(
     each hit is visible and how its score was made. ``log`` appends the
     search to a JSONL query log (see `replay`); on a store with a redactor, a
     log given by path records a hash of the query instead of its text.
+
+    ``max_embed`` caps how many records without a vector this search embeds
+    itself (default: no cap, or the budget of a `BackgroundEmbedder` attached
+    to the store). When more lack one, it embeds none if such an embedder is
+    attached (it queues them there), else the newest ``max_embed``; then a
+    hybrid search ranks the records that have a vector by both signals and
+    the others by keyword alone (their hit's explanation says
+    ``vector_pending``), and a vector-only search raises `EmbeddingPending`.
 
     >>> from branchmem import Store, HashingEmbedder
     >>> store = Store()
@@ -93,6 +103,10 @@ def search(
         raise InvalidInput(f"k must be a positive integer, got {show(k)}")
     if mode not in MODES:
         raise InvalidInput(f"mode must be one of {', '.join(MODES)}; got {show(mode)}")
+    if max_embed is not None and (
+        isinstance(max_embed, bool) or not isinstance(max_embed, int) or max_embed < 0
+    ):
+        raise InvalidInput(f"max_embed must be an integer >= 0 or None, got {show(max_embed)}")
     anchors = _anchors(at)
     scopes = _scope_weights(scope_weights, at, anchors)
     kinds = _kinds(kind)
@@ -121,10 +135,20 @@ def search(
     cands, via = gathered.mems, gathered.via
     # The candidate set's identity: which anchors, filtered how (keys a kept state).
     key = (namespace, tuple(anchors), repr((kinds, key_prefix, meta, as_of)))
-    ranked = rank(store, key, query, gathered, tok, emb, w, t_now, k, scopes, epoch)
+    ranked, pending = rank(
+        store, key, query, gathered, tok, emb, w, t_now, k, scopes, epoch, max_embed
+    )
     pos = {id(m): n for n, m in enumerate(cands)} if len(anchors) > 1 else {}
     hits = [
-        _hit(store, s, anchors[via[pos[id(s.memory)]] if pos else 0], namespace, explain, w)
+        _hit(
+            store,
+            s,
+            anchors[via[pos[id(s.memory)]] if pos else 0],
+            namespace,
+            explain,
+            w,
+            s.memory.id in pending,
+        )
         for s in ranked
     ]
     if log is not None:
@@ -161,8 +185,10 @@ def rank(
     k: int,
     scopes: list[float] | None,
     epoch: int | None = None,
-) -> list[Scored]:
-    """The ``k`` best of the candidates (already gated and filtered), fused.
+    max_embed: int | None = None,
+) -> tuple[list[Scored], frozenset[str]]:
+    """The ``k`` best of the candidates (already gated and filtered), fused, and
+    the ids of the candidates ranked without a vector (see `retrieval.pending`).
 
     BM25 postings and the vector matrix of the candidates are kept under
     ``key`` between queries (`retrieval.state`), checked against them each
@@ -173,7 +199,7 @@ def rank(
     c = gathered if isinstance(gathered, Candidates) else Candidates(gathered, [0] * len(gathered))
     cands = c.mems
     if not cands:
-        return []
+        return [], frozenset()
     cache = cache_for(store)
     if scopes is not None and all(x == 1.0 for x in scopes):
         scopes = None
@@ -189,9 +215,16 @@ def rank(
             (lambda st: st.matches(terms)) if large else (lambda st: st.scores(terms)),
         )
     vec: Any = None
+    pending: frozenset[str] = frozenset()
     if emb is not None:
         backend = _backend(store)
         q = cache.query_vector(emb, query)
+        budget, behind = budget_of(store, emb, max_embed)
+        left = ready(cache, emb, (key, emb.name), cands, backend, epoch, budget, behind)
+        if left:
+            left_over(store, emb, key[0], left, vector_only=tok is None)
+            vec, pending = cosines_of_known(cache, emb, cands, backend, epoch, q, large)
+    if emb is not None and not pending:
         index = None
         if large and ann.wanted(len(cands)):
             index = cache.ann_index(key[0], emb, epoch)
@@ -212,9 +245,9 @@ def rank(
         vec = cache.states.with_vectors((key, emb.name), emb.dim, cands, vectors_of, use)
     if large:
         scope = np.asarray(scopes, dtype=np.float64) if scopes is not None else None
-        return fastfuse.fuse_sparse(cands, kw, vec, w, now, k, c.arrays(), scope)
+        return fastfuse.fuse_sparse(cands, kw, vec, w, now, k, c.arrays(), scope), pending
     boost = [scopes[i] for i in c.via] if scopes is not None else None
-    return fuse(cands, kw, vec, w, now, k, boost)
+    return fuse(cands, kw, vec, w, now, k, boost, pending=bool(pending)), pending
 
 
 def _scope_weights(value: Any, at: Any, anchors: list[str]) -> list[float] | None:
@@ -304,7 +337,9 @@ def _embedder(e: Embedder | str | None) -> Embedder:
     return e
 
 
-def _hit(store: Store, s: Scored, via: str, ns: str, explain: bool, w: Weights) -> Hit:
+def _hit(
+    store: Store, s: Scored, via: str, ns: str, explain: bool, w: Weights, pending: bool
+) -> Hit:
     parts = {
         "keyword": s.keyword if s.keyword is not None else 0.0,
         "vector": s.vector if s.vector is not None else 0.0,
@@ -315,16 +350,19 @@ def _hit(store: Store, s: Scored, via: str, ns: str, explain: bool, w: Weights) 
     if explain:
         why = HitExplanation(
             store.explain(s.memory.id, at=via, namespace=ns),
-            _scoring(s, w),
+            _scoring(s, w, pending),
             s.keyword_rank,
             s.vector_rank,
             s.relevance,
+            pending,
         )
     return Hit(s.memory, s.score, via, parts, why)
 
 
-def _scoring(s: Scored, w: Weights) -> str:
+def _scoring(s: Scored, w: Weights, pending: bool = False) -> str:
     def rank(name: str, r: int | None, value: float | None, weight: float) -> str:
+        if pending and name == "vector":
+            return "vector: not embedded yet, ranked by keyword alone"
         if value is None:
             return f"{name} not used"
         if r is None:

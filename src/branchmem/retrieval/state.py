@@ -33,6 +33,7 @@ class _Held:
     """The candidate list a state was made from: ids and texts, in order."""
 
     def __init__(self) -> None:
+        self.lock = threading.Lock()  # held while the state is brought up to date and read
         self.ids: list[str] = []
         self.texts: list[str] = []
         self.source: object = None  # the list last held in full (never mutated)
@@ -207,10 +208,15 @@ class VectorIndex(_Held):
 
 
 class SearchStates:
-    """The states of one store, the most recently used `MAX_STATES` kept."""
+    """The states of one store, the most recently used `MAX_STATES` kept.
+
+    Each state has a lock of its own, held while it is brought up to date and
+    read: searches of different candidate sets (another namespace, another
+    anchor) never wait for each other, however many records one must add.
+    """
 
     def __init__(self) -> None:
-        self._lock = threading.RLock()  # held while a state is updated and read
+        self._lock = threading.Lock()  # guards the table of states only
         self._states: dict[Hashable, _Held] = {}
 
     def clear(self) -> None:
@@ -218,13 +224,53 @@ class SearchStates:
             self._states.clear()
 
     def _get(self, key: Hashable, make: Callable[[], _Held]) -> _Held:
-        st = self._states.pop(key, None)
+        with self._lock:
+            st = self._states.pop(key, None)
+            if st is None:
+                st = make()
+            self._states[key] = st  # most recent last
+            while len(self._states) > MAX_STATES:
+                del self._states[next(iter(self._states))]
+            return st
+
+    def unheld(self, key: Hashable, dim: int, mems: Sequence[Memory]) -> Sequence[Memory]:
+        """The records of ``mems`` the vector state of ``key`` does not hold yet
+        (all of them when it would be rebuilt): those a search must find vectors for."""
+        with self._lock:
+            st = self._states.get(("vec", key, dim))
         if st is None:
-            st = make()
-        self._states[key] = st  # most recent last
-        while len(self._states) > MAX_STATES:
-            del self._states[next(iter(self._states))]
-        return st
+            return mems
+        with st.lock:
+            new = st.new_part(mems)
+        return mems if new is None else new
+
+    def _use(
+        self,
+        key: Hashable,
+        make: Callable[[], _Held],
+        mems: Sequence[Memory],
+        add: Callable[[Any, list[Memory]], None],
+        use: Callable[[Any], T],
+    ) -> T:
+        st = self._get(key, make)
+        with st.lock:
+            new = st.new_part(mems)
+            if new is not None:
+                if new:
+                    add(st, new)
+                    st.hold(new)
+                st.source = mems
+                return use(st)
+        fresh = make()  # filled before any other search can see it
+        with fresh.lock:
+            everything = list(mems)
+            add(fresh, everything)
+            fresh.hold(everything)
+            fresh.source = mems
+            with self._lock:
+                self._states.pop(key, None)
+                self._states[key] = fresh
+            return use(fresh)
 
     def with_keywords(
         self,
@@ -233,19 +279,11 @@ class SearchStates:
         stats_of: Callable[[Sequence[Memory]], list[TermStats]],
         use: Callable[[KeywordIndex], T],
     ) -> T:
-        """``use`` applied, under the lock, to the postings of ``mems`` brought up to date."""
-        with self._lock:
-            st = self._get(("kw", key), KeywordIndex)
-            assert isinstance(st, KeywordIndex)
-            new = st.new_part(mems)
-            if new is None:
-                st = self._states[("kw", key)] = KeywordIndex()
-                new = list(mems)
-            if new:
-                st.add(stats_of(new))
-                st.hold(new)
-            st.source = mems
-            return use(st)
+        """``use`` applied, under the state's lock, to the postings of ``mems``
+        brought up to date."""
+        return self._use(
+            ("kw", key), KeywordIndex, mems, lambda st, new: st.add(stats_of(new)), use
+        )
 
     def with_vectors(
         self,
@@ -255,19 +293,15 @@ class SearchStates:
         vectors_of: Callable[[Sequence[Memory]], list[array[float]]],
         use: Callable[[VectorIndex], T],
     ) -> T:
-        """``use`` applied, under the lock, to the matrix of ``mems`` brought up to date."""
-        with self._lock:
-            st = self._get(("vec", key, dim), lambda: VectorIndex(dim))
-            assert isinstance(st, VectorIndex)
-            new = st.new_part(mems)
-            if new is None:
-                st = self._states[("vec", key, dim)] = VectorIndex(dim)
-                new = list(mems)
-            if new:
-                st.add(vectors_of(new))
-                st.hold(new)
-            st.source = mems
-            return use(st)
+        """``use`` applied, under the state's lock, to the matrix of ``mems``
+        brought up to date."""
+        return self._use(
+            ("vec", key, dim),
+            lambda: VectorIndex(dim),
+            mems,
+            lambda st, new: st.add(vectors_of(new)),
+            use,
+        )
 
     def keyword_scores(
         self,

@@ -4,10 +4,16 @@ Routes only parse, call one service function, and format (``to_dict``).
 Errors are mapped in one place (`_error_handlers`) to one JSON shape.
 `create_app` returns a plain FastAPI app, so more can be mounted on it
 (a static inspector at ``/ui``, for instance) with ``app.mount(...)``.
+
+Store calls run in `Served`'s pool (`branchmem.server.served`): a route
+awaits its call without holding a thread, at most ``workers`` calls run at
+once, fairly between namespaces, and each key has at most
+``Limits.max_concurrent`` requests in flight.
 """
 
-import threading
+import math
 from collections.abc import Callable
+from contextlib import asynccontextmanager
 from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, FastAPI, Query, Request
@@ -17,57 +23,35 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__
 from ..errors import BranchmemError, InvalidInput
+from ..retrieval.embed import Embedder
 from ..store import Store
 from . import models as M
 from . import service as svc
-from .auth import ANONYMOUS, KeyStore, Principal
-from .errors import Unauthorized, UnknownRoute, to_payload
+from .auth import KeyStore
+from .errors import UnknownRoute, to_payload
 from .limits import BodyLimit, LoopbackHosts
+from .served import WORKERS, Served
 from .service import Ctx, Limits, Page
 
 T = TypeVar("T")
 NS = "/v1/namespaces/{namespace}"
 MEM = NS + "/memories/{memory_id:path}"
+_RETRY = {"Retry-After": {"description": "seconds to wait", "schema": {"type": "integer"}}}
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": M.ErrorOut} for code in (401, 403, 404, 409, 413, 422, 500)
+    **{code: {"model": M.ErrorOut} for code in (401, 403, 404, 409, 413, 422, 500)},
+    429: {
+        "model": M.ErrorOut,
+        "description": "TooManyRequests: the key has as many requests in flight as the "
+        "server takes at once (`branchmem serve --max-concurrent`)",
+        "headers": _RETRY,
+    },
+    503: {
+        "model": M.ErrorOut,
+        "description": "EmbeddingPending: a vector-only search needs more vectors than it "
+        "may embed itself (`--max-embed`); or the store is unavailable or shutting down",
+        "headers": _RETRY,
+    },
 }
-
-
-class Served:
-    """What every request shares: the store, the keys, the limits, and one lock
-    (the server makes one store call at a time: the in-memory backend is not
-    thread-safe, and SQLite serializes writers anyway)."""
-
-    def __init__(
-        self,
-        store: Store,
-        keys: KeyStore | None,
-        limits: Limits,
-        embedder: str | None,
-    ) -> None:
-        self.store = store
-        self.keys = keys
-        self.limits = limits
-        self.embedder = embedder
-        self.lock = threading.Lock()
-
-    def principal(self, key: str | None) -> Principal:
-        """The principal of a key (``keys=None``: an unauthenticated server)."""
-        if self.keys is None:
-            return ANONYMOUS
-        if not key:
-            raise Unauthorized(
-                "no API key: send `Authorization: Bearer KEY` or `X-API-Key: KEY` "
-                "(`branchmem keys create` makes one)"
-            )
-        who = self.keys.authenticate(key)
-        if who is None:
-            raise Unauthorized("unknown or revoked API key; `branchmem keys list` shows the keys")
-        return who
-
-    def call(self, fn: Callable[..., T], ctx: Ctx, *args: Any, **kwargs: Any) -> T:
-        with self.lock:
-            return fn(ctx, *args, **kwargs)
 
 
 def key_of(request: Request) -> str | None:
@@ -82,17 +66,23 @@ def create_app(
     keys: KeyStore | None,
     *,
     limits: Limits | None = None,
-    embedder: str | None = None,
+    embedder: Embedder | str | None = None,
     mcp: bool = True,
+    workers: int = WORKERS,
+    connect: Callable[[], Store] | None = None,
 ) -> FastAPI:
     """The ASGI app serving ``store``. ``keys=None`` serves without authentication
-    (every caller is ``anonymous`` with admin on every namespace: loopback only)."""
-    served = Served(store, keys, limits or Limits(), embedder)
+    (every caller is ``anonymous`` with admin on every namespace: loopback only).
+    ``workers`` store calls run at once; ``connect`` opens another connection
+    to the store for each of them (see `Served`). Records written are embedded
+    in the background; the app's shutdown stops that and the workers."""
+    lim = limits or Limits()
+    served = Served(store, keys, lim, embedder, workers=workers, connect=connect)
     app = FastAPI(
         title="branchmem",
         version=__version__,
         description="Memory for LLM agents whose history is a tree. Every route under "
-        "/v1 needs `Authorization: Bearer KEY` (or `X-API-Key`).",
+        "/v1 needs `Authorization: Bearer KEY` (or `X-API-Key`).\n\n" + _limits_text(lim),
         responses=_ERRORS,
     )
     app.state.served = served
@@ -103,10 +93,33 @@ def create_app(
         from .mcp_tools import mount_mcp
 
         mount_mcp(app, served)
+    parent = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(a: Any) -> Any:
+        async with parent(a) as state:
+            try:
+                yield state
+            finally:
+                served.close()
+
+    app.router.lifespan_context = lifespan
     app.add_middleware(BodyLimit, max_bytes=served.limits.max_body_bytes)
     if keys is None:
         app.add_middleware(LoopbackHosts)
     return app
+
+
+def _limits_text(lim: Limits) -> str:
+    return (
+        f"Limits: a body of at most {lim.max_body_bytes} bytes and {lim.max_batch} items "
+        f"(413); `k` at most {lim.max_k}, a page at most {lim.max_page} items, a query at "
+        f"most {lim.max_query} characters (422); at most {lim.max_concurrent} requests of one "
+        f"key in flight (429, with Retry-After); a search embeds at most {lim.max_embed} "
+        "records itself: a hybrid search ranks records still without a vector by keyword "
+        "(`explanation.vector_pending`), a vector-only one answers 503 with Retry-After. "
+        "Records are embedded in the background after each write."
+    )
 
 
 def _inspector(app: FastAPI) -> None:
@@ -128,7 +141,12 @@ _UI_HEADERS = {"Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}
 
 def _error_handlers(app: FastAPI) -> None:
     def answer(exc: BranchmemError, status: int | None = None, **detail: Any) -> JSONResponse:
-        return JSONResponse(to_payload(exc, detail), status_code=status or exc.http_status)
+        headers = None
+        retry = getattr(exc, "retry_after", None)
+        if isinstance(retry, (int, float)) and math.isfinite(retry):
+            headers = {"Retry-After": str(max(1, math.ceil(retry)))}
+        code = status or exc.http_status
+        return JSONResponse(to_payload(exc, detail), status_code=code, headers=headers)
 
     @app.exception_handler(BranchmemError)
     async def branchmem_error(request: Request, exc: BranchmemError) -> JSONResponse:
@@ -168,8 +186,8 @@ Limit = Annotated[int | None, Query(ge=1)]
 
 def _ctx(namespace: str, request: Request) -> Ctx:
     served: Served = request.app.state.served
-    who = served.principal(key_of(request))
-    c = Ctx(served.store, who, served.limits, served.embedder)
+    key = key_of(request)
+    c = served.ctx(served.principal(key), key)
     c.allow(namespace, "read")  # a namespace unknown to this key: 404 before anything else
     return c
 
@@ -178,10 +196,10 @@ C = Annotated[Ctx, Depends(_ctx)]
 
 
 def _routes(app: FastAPI, served: Served) -> None:
-    call = served.call
+    call = served.run
 
     @app.get("/healthz", response_model=M.HealthOut, tags=["health"])
-    def healthz() -> dict[str, Any]:
+    async def healthz() -> dict[str, Any]:
         return {"status": "ok", "version": __version__}
 
     @app.get("/v1/me", response_model=M.MeOut, tags=["health"])
@@ -192,28 +210,28 @@ def _routes(app: FastAPI, served: Served) -> None:
 
     # ------------------------------------------------------------- events
     @app.post(f"{NS}/events", response_model=M.EventsOut, tags=["events"])
-    def post_events(namespace: str, body: M.EventIn | M.EventsIn, c: C) -> dict[str, Any]:
+    async def post_events(namespace: str, body: M.EventIn | M.EventsIn, c: C) -> dict[str, Any]:
         items = body.events if isinstance(body, M.EventsIn) else [body]
-        done = call(svc.add_events, c, namespace, [i.model_dump() for i in items])
+        done = await call(svc.add_events, c, namespace, [i.model_dump() for i in items])
         return {"events": [e.to_dict() for e in done], "next_offset": None}
 
     @app.get(f"{NS}/events/{{event_id:path}}", response_model=M.EventOut, tags=["events"])
-    def get_event(namespace: str, event_id: str, c: C) -> dict[str, Any]:
-        return call(svc.get_event, c, namespace, event_id).to_dict()
+    async def get_event(namespace: str, event_id: str, c: C) -> dict[str, Any]:
+        return (await call(svc.get_event, c, namespace, event_id)).to_dict()
 
     @app.get(f"{NS}/events", response_model=M.EventsOut, tags=["events"])
-    def list_events(
+    async def list_events(
         namespace: str, c: C, offset: Offset = 0, limit: Limit = None
     ) -> dict[str, Any]:
         """Every event of the namespace in arrival order, a page at a time."""
-        return _paged(call(svc.events, c, namespace, offset, limit), "events")
+        return _paged(await call(svc.events, c, namespace, offset, limit), "events")
 
     @app.get(f"{NS}/inspect", response_model=M.InspectOut, tags=["memories"])
-    def inspect(
+    async def inspect(
         namespace: str, c: C, at: str | None = None, offset: Offset = 0, limit: Limit = None
     ) -> dict[str, Any]:
         """Every record with whether reads at ``at`` show it, and why (from `explain`)."""
-        p = call(svc.inspect, c, namespace, at, offset, limit)
+        p = await call(svc.inspect, c, namespace, at, offset, limit)
         items = [
             {
                 "memory": m.to_dict(),
@@ -227,21 +245,23 @@ def _routes(app: FastAPI, served: Served) -> None:
         return {"memories": items, "next_offset": p.next_offset}
 
     @app.get(f"{NS}/path", response_model=M.EventsOut, tags=["events"])
-    def get_path(
+    async def get_path(
         namespace: str, c: C, at: str | None = None, offset: Offset = 0, limit: Limit = None
     ) -> dict[str, Any]:
-        return _paged(call(svc.path, c, namespace, at, offset, limit), "events")
+        return _paged(await call(svc.path, c, namespace, at, offset, limit), "events")
 
     # ----------------------------------------------------------- memories
     @app.post(f"{NS}/memories", response_model=M.MemoriesOut, tags=["memories"])
-    def post_memories(namespace: str, body: M.MemoryIn | M.MemoriesIn, c: C) -> dict[str, Any]:
+    async def post_memories(
+        namespace: str, body: M.MemoryIn | M.MemoriesIn, c: C
+    ) -> dict[str, Any]:
         items = body.memories if isinstance(body, M.MemoriesIn) else [body]
         dumped = [i.model_dump(exclude_none=True) for i in items]
-        done = call(svc.add_memories, c, namespace, dumped)
+        done = await call(svc.add_memories, c, namespace, dumped)
         return {"memories": [m.to_dict() for m in done], "next_offset": None}
 
     @app.get(f"{NS}/memories", response_model=M.MemoriesOut, tags=["memories"])
-    def get_memories(
+    async def get_memories(
         namespace: str,
         c: C,
         at: Annotated[list[str] | None, Query(description="repeat for a scope chain")] = None,
@@ -253,7 +273,7 @@ def _routes(app: FastAPI, served: Served) -> None:
         limit: Limit = None,
     ) -> dict[str, Any]:
         anchor: str | list[str] | None = at[0] if at and len(at) == 1 else at
-        p = call(
+        p = await call(
             svc.memories,
             c,
             namespace,
@@ -268,147 +288,169 @@ def _routes(app: FastAPI, served: Served) -> None:
         return _paged(p, "memories")
 
     @app.get(f"{MEM}/explain", response_model=M.ExplanationOut, tags=["memories"])
-    def get_explain(
+    async def get_explain(
         namespace: str, memory_id: str, c: C, at: str | None = None, now: float | None = None
     ) -> dict[str, Any]:
-        return call(svc.explain, c, namespace, memory_id, at, now).to_dict()
+        return (await call(svc.explain, c, namespace, memory_id, at, now)).to_dict()
 
     @app.get(f"{MEM}/visible", response_model=M.VisibleOut, tags=["memories"])
-    def get_visible(namespace: str, memory_id: str, c: C, at: str | None = None) -> dict[str, Any]:
-        return {"visible": call(svc.visible, c, namespace, memory_id, at)}
+    async def get_visible(
+        namespace: str, memory_id: str, c: C, at: str | None = None
+    ) -> dict[str, Any]:
+        return {"visible": await call(svc.visible, c, namespace, memory_id, at)}
 
     @app.post(f"{MEM}/retract", response_model=M.MemoryOut, tags=["memories"])
-    def post_retract(namespace: str, memory_id: str, body: M.RetractIn, c: C) -> dict[str, Any]:
-        return call(svc.retract, c, namespace, memory_id, body.sources, body.id).to_dict()
+    async def post_retract(
+        namespace: str, memory_id: str, body: M.RetractIn, c: C
+    ) -> dict[str, Any]:
+        return (await call(svc.retract, c, namespace, memory_id, body.sources, body.id)).to_dict()
 
     @app.post(f"{MEM}/supersede", response_model=M.MemoryOut, tags=["memories"])
-    def post_supersede(namespace: str, memory_id: str, body: M.SupersedeIn, c: C) -> dict[str, Any]:
+    async def post_supersede(
+        namespace: str, memory_id: str, body: M.SupersedeIn, c: C
+    ) -> dict[str, Any]:
         fields = body.model_dump(exclude={"content", "sources"})
-        done = call(svc.supersede, c, namespace, memory_id, body.content, body.sources, **fields)
+        done = await call(
+            svc.supersede, c, namespace, memory_id, body.content, body.sources, **fields
+        )
         return done.to_dict()
 
+    SearchIn = M.search_in(served.limits)
+
     @app.post(f"{NS}/search", response_model=M.HitsOut, tags=["memories"])
-    def post_search(namespace: str, body: M.SearchIn, c: C) -> dict[str, Any]:
-        options = body.model_dump(exclude={"query", "at", "k"})
-        hits = call(svc.search, c, namespace, body.query, body.at, body.k, **options)
+    async def post_search(namespace: str, body: SearchIn, c: C) -> dict[str, Any]:  # type: ignore[valid-type]
+        """Gated search. Records without a vector yet (past the search's embedding
+        budget) are ranked by keyword and marked `explanation.vector_pending`."""
+        b: M.SearchIn = body
+        options = b.model_dump(exclude={"query", "at", "k"})
+        hits = await call(svc.search, c, namespace, b.query, b.at, b.k, **options)
         return {"hits": [h.to_dict() for h in hits]}
 
     @app.post(f"{NS}/extract", response_model=M.MemoriesOut, tags=["memories"])
-    def post_extract(namespace: str, body: M.ExtractIn, c: C) -> dict[str, Any]:
-        done = call(svc.extract, c, namespace, body.at, body.window)
+    async def post_extract(namespace: str, body: M.ExtractIn, c: C) -> dict[str, Any]:
+        done = await call(svc.extract, c, namespace, body.at, body.window)
         return {"memories": [m.to_dict() for m in done], "next_offset": None}
 
     @app.get(f"{NS}/context", response_model=M.ContextOut, tags=["memories"])
-    def get_context(
+    async def get_context(
         namespace: str,
         c: C,
         at: Annotated[list[str] | None, Query(description="repeat for a scope chain")] = None,
-        query: str | None = None,
+        query: Annotated[str | None, Query(max_length=served.limits.max_query)] = None,
         window: Annotated[int | None, Query(ge=0)] = 8,
         k: Annotated[int | None, Query(ge=0)] = 10,
     ) -> dict[str, Any]:
         anchor: str | list[str] | None = at[0] if at and len(at) == 1 else at
-        return call(svc.context, c, namespace, anchor, query, window, k).to_dict()
+        return (await call(svc.context, c, namespace, anchor, query, window, k)).to_dict()
 
     @app.get(f"{MEM}/score", response_model=M.ScoreOut, tags=["lifecycle"])
-    def get_score(namespace: str, memory_id: str, c: C, now: float | None = None) -> dict[str, Any]:
-        return {"score": call(svc.score, c, namespace, memory_id, now)}
+    async def get_score(
+        namespace: str, memory_id: str, c: C, now: float | None = None
+    ) -> dict[str, Any]:
+        return {"score": await call(svc.score, c, namespace, memory_id, now)}
 
     @app.post(f"{MEM}/restore", response_model=M.MemoryOut, tags=["lifecycle"])
-    def post_restore(namespace: str, memory_id: str, c: C) -> dict[str, Any]:
-        return call(svc.restore, c, namespace, memory_id).to_dict()
+    async def post_restore(namespace: str, memory_id: str, c: C) -> dict[str, Any]:
+        return (await call(svc.restore, c, namespace, memory_id)).to_dict()
 
     @app.post(f"{NS}/touch", response_model=M.IdsOut, tags=["lifecycle"])
-    def post_touch(namespace: str, body: M.TouchIn, c: C) -> dict[str, Any]:
-        call(svc.touch, c, namespace, body.ids, body.now)
+    async def post_touch(namespace: str, body: M.TouchIn, c: C) -> dict[str, Any]:
+        await call(svc.touch, c, namespace, body.ids, body.now)
         return {"ids": body.ids}
 
     @app.post(f"{NS}/archive", response_model=M.IdsOut, tags=["lifecycle"])
-    def post_archive(namespace: str, body: M.ArchiveIn, c: C) -> dict[str, Any]:
-        return {"ids": call(svc.archive_expired, c, namespace, body.now)}
+    async def post_archive(namespace: str, body: M.ArchiveIn, c: C) -> dict[str, Any]:
+        return {"ids": await call(svc.archive_expired, c, namespace, body.now)}
 
     @app.get(f"{MEM}", response_model=M.MemoryOut, tags=["memories"])
-    def get_memory(namespace: str, memory_id: str, c: C) -> dict[str, Any]:
-        return call(svc.get_memory, c, namespace, memory_id).to_dict()
+    async def get_memory(namespace: str, memory_id: str, c: C) -> dict[str, Any]:
+        return (await call(svc.get_memory, c, namespace, memory_id)).to_dict()
 
     # ----------------------------------------------------------- branches
     @app.post(f"{NS}/branches", response_model=M.BranchOut, tags=["branches"])
-    def post_branch(namespace: str, body: M.BranchIn, c: C) -> dict[str, Any]:
-        return call(svc.create_branch, c, namespace, body.name, body.at).to_dict()
+    async def post_branch(namespace: str, body: M.BranchIn, c: C) -> dict[str, Any]:
+        return (await call(svc.create_branch, c, namespace, body.name, body.at)).to_dict()
 
     @app.get(f"{NS}/branches", response_model=M.BranchesOut, tags=["branches"])
-    def get_branches(
+    async def get_branches(
         namespace: str, c: C, offset: Offset = 0, limit: Limit = None
     ) -> dict[str, Any]:
-        return _paged(call(svc.branches, c, namespace, offset, limit), "branches")
+        return _paged(await call(svc.branches, c, namespace, offset, limit), "branches")
 
     @app.post(f"{NS}/branches/{{name:path}}/head", response_model=M.BranchOut, tags=["branches"])
-    def post_head(namespace: str, name: str, body: M.HeadIn, c: C) -> dict[str, Any]:
-        moved = call(svc.move_branch, c, namespace, name, body.to, body.expected_head)
+    async def post_head(namespace: str, name: str, body: M.HeadIn, c: C) -> dict[str, Any]:
+        moved = await call(svc.move_branch, c, namespace, name, body.to, body.expected_head)
         return moved.to_dict()
 
     @app.get(f"{NS}/branches/{{name:path}}", response_model=M.BranchOut, tags=["branches"])
-    def get_branch(namespace: str, name: str, c: C) -> dict[str, Any]:
-        return call(svc.get_branch, c, namespace, name).to_dict()
+    async def get_branch(namespace: str, name: str, c: C) -> dict[str, Any]:
+        return (await call(svc.get_branch, c, namespace, name)).to_dict()
 
     @app.delete(f"{NS}/branches/{{name:path}}", response_model=M.DeletedOut, tags=["branches"])
-    def delete_branch(namespace: str, name: str, c: C) -> dict[str, Any]:
-        call(svc.delete_branch, c, namespace, name)
+    async def delete_branch(namespace: str, name: str, c: C) -> dict[str, Any]:
+        await call(svc.delete_branch, c, namespace, name)
         return {"deleted": name}
 
     @app.post(f"{NS}/merge", response_model=M.MergeOut, tags=["branches"])
-    def post_merge(namespace: str, body: M.MergeIn, c: C) -> dict[str, Any]:
+    async def post_merge(namespace: str, body: M.MergeIn, c: C) -> dict[str, Any]:
         options = body.model_dump(exclude={"source", "into"})
-        return call(svc.merge, c, namespace, body.source, body.into, **options).to_dict()
+        return (await call(svc.merge, c, namespace, body.source, body.into, **options)).to_dict()
 
     @app.get(f"{NS}/conflicts", response_model=M.ConflictsOut, tags=["branches"])
-    def get_conflicts(
+    async def get_conflicts(
         namespace: str, c: C, at: str | None = None, offset: Offset = 0, limit: Limit = None
     ) -> dict[str, Any]:
-        return _paged(call(svc.conflicts, c, namespace, at, offset, limit), "conflicts")
+        return _paged(await call(svc.conflicts, c, namespace, at, offset, limit), "conflicts")
 
     @app.post(
         f"{NS}/conflicts/{{conflict_id:path}}/resolve", response_model=M.EventOut, tags=["branches"]
     )
-    def post_resolve(namespace: str, conflict_id: str, body: M.ResolveIn, c: C) -> dict[str, Any]:
-        ev = call(
+    async def post_resolve(
+        namespace: str, conflict_id: str, body: M.ResolveIn, c: C
+    ) -> dict[str, Any]:
+        ev = await call(
             svc.resolve, c, namespace, conflict_id, body.keep, body.branch, body.expected_head
         )
         return ev.to_dict()
 
     @app.post(f"{NS}/snapshots", response_model=M.SnapshotOut, tags=["branches"])
-    def post_snapshot(namespace: str, body: M.SnapshotIn, c: C) -> dict[str, Any]:
-        return call(svc.snapshot, c, namespace, body.branch, body.name).to_dict()
+    async def post_snapshot(namespace: str, body: M.SnapshotIn, c: C) -> dict[str, Any]:
+        return (await call(svc.snapshot, c, namespace, body.branch, body.name)).to_dict()
 
     @app.get(f"{NS}/snapshots", response_model=M.SnapshotsOut, tags=["branches"])
-    def get_snapshots(
+    async def get_snapshots(
         namespace: str, c: C, offset: Offset = 0, limit: Limit = None
     ) -> dict[str, Any]:
-        return _paged(call(svc.snapshots, c, namespace, offset, limit), "snapshots")
+        return _paged(await call(svc.snapshots, c, namespace, offset, limit), "snapshots")
 
     @app.post(f"{NS}/rollback", response_model=M.BranchOut, tags=["branches"])
-    def post_rollback(namespace: str, body: M.RollbackIn, c: C) -> dict[str, Any]:
-        return call(svc.rollback, c, namespace, body.branch, body.to, body.expected_head).to_dict()
+    async def post_rollback(namespace: str, body: M.RollbackIn, c: C) -> dict[str, Any]:
+        moved = await call(svc.rollback, c, namespace, body.branch, body.to, body.expected_head)
+        return moved.to_dict()
 
     @app.get(f"{NS}/history", response_model=M.HistoryOut, tags=["branches"])
-    def get_history(
+    async def get_history(
         namespace: str, branch: str, c: C, offset: Offset = 0, limit: Limit = None
     ) -> dict[str, Any]:
-        return _paged(call(svc.history, c, namespace, branch, offset, limit), "moves")
+        return _paged(await call(svc.history, c, namespace, branch, offset, limit), "moves")
 
     @app.post(f"{NS}/prune", response_model=M.IdsOut, tags=["branches"])
-    def post_prune(namespace: str, body: M.PruneIn, c: C) -> dict[str, Any]:
-        pruned = call(svc.prune_branches, c, namespace, body.prefix, body.older_than, body.now)
+    async def post_prune(namespace: str, body: M.PruneIn, c: C) -> dict[str, Any]:
+        pruned = await call(
+            svc.prune_branches, c, namespace, body.prefix, body.older_than, body.now
+        )
         return {"ids": pruned}
 
     # -------------------------------------------------------------- admin
     @app.post(f"{NS}/purge", response_model=M.PurgeOut, tags=["admin"])
-    def post_purge(namespace: str, body: M.PurgeIn, c: C) -> dict[str, Any]:
-        removed = call(svc.purge, c, namespace, body.events, body.memories, body.whole_namespace)
+    async def post_purge(namespace: str, body: M.PurgeIn, c: C) -> dict[str, Any]:
+        removed = await call(
+            svc.purge, c, namespace, body.events, body.memories, body.whole_namespace
+        )
         return {"removed": removed}
 
     @app.get(f"{NS}/audit", response_model=M.AuditOut, tags=["admin"])
-    def get_audit(
+    async def get_audit(
         namespace: str, c: C, since: float | None = None, offset: Offset = 0, limit: Limit = None
     ) -> dict[str, Any]:
-        return _paged(call(svc.audit, c, namespace, since, offset, limit), "entries")
+        return _paged(await call(svc.audit, c, namespace, since, offset, limit), "entries")

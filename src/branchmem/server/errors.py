@@ -5,15 +5,18 @@ They extend the tree of `branchmem.errors`::
     BranchmemError
     ├── Unauthorized                       no key, or a key that is unknown or revoked (401)
     ├── Forbidden                          the key's grant is too weak for this call (403)
+    ├── TooManyRequests                    the key has as many requests in flight as allowed (429)
+    ├── ShuttingDown                       the server is stopping (503)
     ├── InvalidInput (ValueError)
     │   ├── PayloadTooLarge                a body or batch over the server's cap (413)
-    │   └── LimitExceeded                  an argument over the server's cap (k) (422)
+    │   └── LimitExceeded                  an argument over the server's cap (k, query length) (422)
     └── NotFound (KeyError)
         ├── UnknownNamespace               no such namespace, or none this key may see (404)
         └── UnknownRoute                   no such path or method on the server (404/405)
 
 Every error crosses HTTP as ``{"error": {"type", "message", "detail"}}`` with
-the status of the class attribute ``http_status``; `to_payload` and
+the status of the class attribute ``http_status`` (and, for an error that
+carries ``retry_after``, a ``Retry-After`` header); `to_payload` and
 `from_payload` are the two directions, used by the server and by
 `branchmem.client.RemoteStore`. This module imports no third-party package.
 """
@@ -39,6 +42,30 @@ class Forbidden(BranchmemError):
     http_status = 403
 
 
+class TooManyRequests(BranchmemError):
+    """The key already has ``limit`` requests in flight; retry after ``retry_after`` s."""
+
+    http_status = 429
+
+    def __init__(self, limit: int, retry_after: float = 1.0) -> None:
+        self.limit = limit
+        self.retry_after = retry_after
+        super().__init__(
+            f"this key already has {limit} requests in flight, as many as this server "
+            f"takes at once; wait for one to finish, or retry in {retry_after:g} s"
+        )
+
+
+class ShuttingDown(BranchmemError):
+    """The server is stopping and takes no more calls."""
+
+    http_status = 503
+
+    def __init__(self) -> None:
+        self.retry_after = 1.0
+        super().__init__("the server is shutting down; retry in a moment")
+
+
 class PayloadTooLarge(InvalidInput):
     """A request body or batch larger than the server accepts."""
 
@@ -46,7 +73,7 @@ class PayloadTooLarge(InvalidInput):
 
 
 class LimitExceeded(InvalidInput):
-    """An argument above the server's cap (``k`` of a search)."""
+    """An argument above the server's cap (``k`` of a search, a query's length)."""
 
 
 class UnknownNamespace(NotFound):

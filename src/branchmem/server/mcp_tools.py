@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import anyio.to_thread
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
@@ -25,12 +26,11 @@ from ..errors import BranchmemError
 from . import service as svc
 from .auth import Principal
 from .errors import to_payload
-from .service import Ctx
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
-    from .app import Served
+    from .served import Served
 
 T = TypeVar("T")
 INSTRUCTIONS = (
@@ -48,24 +48,24 @@ def build_mcp(
     over HTTP every call authenticates its own key. ``namespace`` is the default
     of every tool's ``namespace`` argument."""
 
-    def run(ctx: Context, fn: Callable[..., T], ns: str | None, *args: Any, **kw: Any) -> T:
+    async def run(ctx: Context, fn: Callable[..., T], ns: str | None, *args: Any, **kw: Any) -> T:
         try:
             headers = ctx.headers
+            key = _key(headers) if headers is not None else None
             if headers is not None:
-                who = served.principal(_key(headers))
+                who = await anyio.to_thread.run_sync(served.principal, key)
             elif principal is not None:
                 who = principal
             else:
                 who = served.principal(None)
-            c = Ctx(served.store, who, served.limits, served.embedder)
-            return served.call(fn, c, ns or namespace, *args, **kw)
+            return await served.run(fn, served.ctx(who, key), ns or namespace, *args, **kw)
         except BranchmemError as exc:
             raise ToolError(json.dumps(to_payload(exc), ensure_ascii=False)) from exc
 
     server: MCPServer = MCPServer("branchmem", instructions=INSTRUCTIONS)
 
     @server.tool()
-    def add_event(
+    async def add_event(
         ctx: Context,
         id: str,
         content: str = "",
@@ -78,10 +78,10 @@ def build_mcp(
         id; a list for a merge; none for a root) or, with ``branch``, under that
         branch's head (which then advances)."""
         item = {"id": id, "content": content, "parent": parent, "role": role, "branch": branch}
-        return run(ctx, svc.add_events, namespace, [item])[0].to_dict()
+        return (await run(ctx, svc.add_events, namespace, [item]))[0].to_dict()
 
     @server.tool()
-    def remember(
+    async def remember(
         ctx: Context,
         content: str,
         sources: list[str] | None = None,
@@ -95,50 +95,50 @@ def build_mcp(
         instead, write it on that branch (a note event under its head, as source)."""
         item: dict[str, Any] = {"content": content, "kind": kind, "importance": importance}
         item |= {k: v for k, v in (("sources", sources), ("branch", branch), ("key", key)) if v}
-        return run(ctx, svc.add_memories, namespace, [item])[0].to_dict()
+        return (await run(ctx, svc.add_memories, namespace, [item]))[0].to_dict()
 
     @server.tool()
-    def recall(
+    async def recall(
         ctx: Context, query: str, at: str, k: int = 10, namespace: str | None = None
     ) -> dict[str, Any]:
         """Search the memories visible at ``at`` (an event id or branch name) for
         ``query``; the ``k`` best, with their scores."""
-        hits = run(ctx, svc.search, namespace, query, at, k)
+        hits = await run(ctx, svc.search, namespace, query, at, k)
         return {"hits": [h.to_dict() for h in hits]}
 
     @server.tool()
-    def memories(ctx: Context, at: str, namespace: str | None = None) -> dict[str, Any]:
+    async def memories(ctx: Context, at: str, namespace: str | None = None) -> dict[str, Any]:
         """Every memory visible at ``at`` (an event id or branch name), oldest first."""
-        found = run(ctx, svc.memories, namespace, at)
+        found = await run(ctx, svc.memories, namespace, at)
         return {"memories": [m.to_dict() for m in found.items], "next_offset": found.next_offset}
 
     @server.tool()
-    def explain(
+    async def explain(
         ctx: Context, memory_id: str, at: str, namespace: str | None = None
     ) -> dict[str, Any]:
         """Why a memory is visible or hidden at ``at``: each source's state."""
-        return run(ctx, svc.explain, namespace, memory_id, at).to_dict()
+        return (await run(ctx, svc.explain, namespace, memory_id, at)).to_dict()
 
     @server.tool()
-    def context(
+    async def context(
         ctx: Context, at: str, query: str | None = None, namespace: str | None = None
     ) -> dict[str, Any]:
         """What a model should see at ``at``: the recent messages on its path and the
         visible memories (ranked for ``query``), with ``text``, one prompt block."""
-        return run(ctx, svc.context, namespace, at, query).to_dict()
+        return (await run(ctx, svc.context, namespace, at, query)).to_dict()
 
     @server.tool()
-    def branches(ctx: Context, namespace: str | None = None) -> dict[str, Any]:
+    async def branches(ctx: Context, namespace: str | None = None) -> dict[str, Any]:
         """Every named branch: head, fork point, parent, visible-memory count."""
-        found = run(ctx, svc.branches, namespace)
+        found = await run(ctx, svc.branches, namespace)
         return {"branches": [b.to_dict() for b in found.items]}
 
     @server.tool()
-    def create_branch(
+    async def create_branch(
         ctx: Context, name: str, at: str, namespace: str | None = None
     ) -> dict[str, Any]:
         """Fork a new branch at an event or at another branch's head."""
-        return run(ctx, svc.create_branch, namespace, name, at).to_dict()
+        return (await run(ctx, svc.create_branch, namespace, name, at)).to_dict()
 
     return server
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 
 class _In(BaseModel):
@@ -78,6 +78,16 @@ class SearchIn(_In):
     now: float | None = None
     as_of: float | None = None
     explain: bool = False
+
+
+def search_in(limits: Any) -> type[SearchIn]:
+    """`SearchIn` with the server's query length in its schema (``maxLength``)."""
+    cap = int(limits.max_query)
+    field = Field(
+        max_length=cap,
+        description=f"at most {cap} characters (422 above; `branchmem serve --max-query`)",
+    )
+    return create_model("SearchIn", __base__=SearchIn, query=(str, field))
 
 
 class ExtractIn(_In):
@@ -192,6 +202,9 @@ class HitExplanationOut(BaseModel):
     keyword_rank: int | None
     vector_rank: int | None
     relevance: float
+    vector_pending: bool = Field(
+        False, description="no vector yet (past the search's embedding budget): keyword only"
+    )
 
 
 class HitOut(BaseModel):

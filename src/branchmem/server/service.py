@@ -17,6 +17,7 @@ from ..branch_types import AuditEntry, HeadMove, MergeResult, Snapshot
 from ..context import Context
 from ..errors import InvalidInput, UnknownBranch
 from ..model import Branch, Event, Explanation, Memory
+from ..retrieval.embed import Embedder
 from ..retrieval.hit import Hit
 from ..store import Store
 from ..validate import check_namespace
@@ -28,12 +29,28 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Limits:
-    """Caps a server puts on one request (over them: 413 or 422)."""
+    """Caps a server puts on one request (over them: 413, 422, 429 or 503).
+
+    ``max_query``: characters of a search query (422). ``max_embed``: records
+    without a vector one search embeds itself; past it a hybrid search ranks
+    the rest by keyword and a vector-only one answers 503 (`EmbeddingPending`).
+    ``max_concurrent``: requests of one key in flight at once (429 past it).
+    """
 
     max_body_bytes: int = 1_000_000
     max_batch: int = 1_000
     max_k: int = 100
     max_page: int = 1_000
+    max_query: int = 2_000
+    max_embed: int = 32
+    max_concurrent: int = 16
+
+    def query(self, text: object) -> None:
+        if isinstance(text, str) and len(text) > self.max_query:
+            raise LimitExceeded(
+                f"the query is {len(text)} characters; this server takes at most "
+                f"{self.max_query}: send a shorter one"
+            )
 
     def batch(self, items: Sequence[T], what: str) -> Sequence[T]:
         if len(items) > self.max_batch:
@@ -58,7 +75,7 @@ class Ctx:
     store: Store
     who: Principal
     limits: Limits = field(default_factory=Limits)
-    embedder: str | None = None
+    embedder: Embedder | str | None = None
 
     def allow(self, namespace: str, need: str, branch: str | None = None) -> str:
         ns = check_namespace(namespace)
@@ -223,8 +240,10 @@ def search(
     ns = ctx.allow(namespace, "read")
     if k > ctx.limits.max_k:
         raise LimitExceeded(f"k is {k}; this server returns at most {ctx.limits.max_k} hits")
+    ctx.limits.query(query)
     options = {key: v for key, v in options.items() if v is not None}
     options.setdefault("embedder", ctx.embedder)
+    options["max_embed"] = ctx.limits.max_embed
     return ctx.store.search(query, at=at, k=k, namespace=ns, **options)
 
 
@@ -268,7 +287,10 @@ def context(
     ns = ctx.allow(namespace, "read")
     if k is not None and k > ctx.limits.max_k:
         raise LimitExceeded(f"k is {k}; this server returns at most {ctx.limits.max_k} memories")
-    options = {} if ctx.embedder is None else {"embedder": ctx.embedder}
+    ctx.limits.query(query)
+    options: dict[str, Any] = {"max_embed": ctx.limits.max_embed}
+    if ctx.embedder is not None:
+        options["embedder"] = ctx.embedder
     return ctx.store.context(at, query=query, window=window, k=k, namespace=ns, **options)
 
 
