@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from branchmem import Store
 from branchmem.retrieval.scenario_check import problems
-from branchmem.retrieval.scenario_eval import ScenarioClock, run_set
+from branchmem.retrieval.scenario_eval import Report, ScenarioClock, run_set
 from branchmem.retrieval.scenarios import SETS, SPLITS, ScenarioSet, data_dir, load_set
 
 MINIMUM = {"scenarios": 80, "multihop": 40}
@@ -124,3 +125,20 @@ def test_the_ideal_ranking_is_the_ceiling() -> None:
     for name in SETS:
         r = run_set(mem_store, load_set(name, "tune"), oracle=True)
         assert (r.pass_rate, r.embedder, r.mode) == (1.0, "ideal", "-")
+
+
+def _cell(r: Report) -> str:
+    return f"{r.pass_rate:.2f} ({r.passed}/{r.assertions}), R {r.recall:.3f}, P {r.precision:.3f}"
+
+
+def test_the_baseline_in_the_docs_is_what_the_code_gives() -> None:
+    # docs/retrieval.md states the keyword and hashing figures (exact on every machine);
+    # a change of ranking that moves them must update that page.
+    page = (Path(__file__).resolve().parents[1] / "docs" / "retrieval.md").read_text("utf-8")
+    for name in SETS:
+        for split in SPLITS:
+            data = load_set(name, split)
+            keyword = run_set(mem_store, data, mode="keyword")
+            hashing = run_set(mem_store, data, embedder="hashing")
+            row = f"| {name} | {split} | {_cell(keyword)} | {_cell(hashing)} |"
+            assert row in page, row
