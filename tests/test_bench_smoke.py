@@ -45,6 +45,10 @@ EXPECTED: dict[str, list[tuple[str, int]]] = {
     "importers": [(r"^  time ratio import / baseline +\d+\.\d\dx$", 1)],
     "ingest": [(r"^sqlite: ingest of 2,000 events .*: \d+\.\d\dx \(goal", 1)],
     "langgraph": [(r"^branchmem vs .*: \d+\.\d\dx the steps/s$", 2)],
+    "recall": [
+        (r"pass rate \d\.\d\d \(\d+/\d+\) +recall@k \d\.\d{3} +precision@k \d\.\d{3}", 6),
+        (r"\(\d+\.\d\dx keyword\)$", 4),
+    ],
     "redact": [(r"; ratio \d+(\.\d\d)?x$", 4), (r"^all +\d+ +\d+ +\d+ +\d\.\d{3} +\d\.\d{3}$", 1)],
     "rules_accuracy": [(r"precision \d\.\d\d \(\d+/\d+\), recall \d\.\d\d \(\d+/\d+\)$", 3)],
     "search": [
