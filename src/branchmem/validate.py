@@ -191,6 +191,10 @@ def readable_meta(text: str) -> dict[str, Any]:
     return value if nesting(value) <= MAX_DEPTH else {TOO_DEEP: text}
 
 
+MAX_MESSAGE_BYTES = 8 << 20
+"""The default cap on the text of one imported message (UTF-8 bytes): 8 MiB, far
+above any chat message, far below what would strain a machine's memory."""
+
 MAX_INT = 2**63 - 1
 """The largest whole number an integer parameter takes: what every backend holds
 (SQLite's and PostgreSQL's 64-bit integers)."""
