@@ -20,6 +20,7 @@ from fastapi import Depends, FastAPI, Query, Request
 from fastapi import Path as FPath
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi_offline import FastAPIOffline
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__
@@ -82,7 +83,7 @@ def create_app(
     in the background; the app's shutdown stops that and the workers."""
     lim = limits or Limits()
     served = Served(store, keys, lim, embedder, workers=workers, connect=connect)
-    app = FastAPI(
+    app = FastAPIOffline(  # /docs and /redoc with their scripts served here, not from a CDN
         title="branchmem",
         version=__version__,
         description="Memory for LLM agents whose history is a tree. Every route under "
