@@ -155,11 +155,14 @@ def test_a_folder_import_skips_links_out_and_files_that_are_no_chat(tmp_path: Pa
     (folder / "alias.jsonl").symlink_to(folder / "a.jsonl")  # a link inside is read
     (folder / "settings.json").write_text('{"theme": "dark"}')
     (folder / "notes.jsonl").write_text("just some notes\n")
+    (folder / "old.jsonl").mkdir()
+    (folder / "gone.jsonl").symlink_to(folder / "missing.jsonl")
     store = Store()
     report = store.import_export(folder)
     assert sorted(c.id for c in report.conversations) == ["a", "alias"]
     reasons = {Path(str(s.id)).name: s.reason for s in report.skipped}
-    assert set(reasons) == {"link.jsonl", "settings.json", "notes.jsonl"}
+    assert set(reasons) == {"link.jsonl", "settings.json", "notes.jsonl", "old.jsonl", "gone.jsonl"}
+    assert reasons["old.jsonl"] == reasons["gone.jsonl"] == "not read: not a file"
     assert "outside the folder" in reasons["link.jsonl"]
     assert "no conversation of a known format" in reasons["settings.json"]
     assert all("不该导入" not in e.content for e in store.events())

@@ -218,6 +218,8 @@ def _files(
                     skipped.append(Skipped(str(x), why))
                 elif real.is_file():
                     listed.append(x)
+                else:  # a folder named like a chat, or a link to nothing
+                    skipped.append(Skipped(str(x), "not read: not a file"))
         elif p.is_file():
             named.append(p)
         else:
