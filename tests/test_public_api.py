@@ -38,6 +38,7 @@ NEEDS_AN_EXTRA = {
     "branchmem.server.app",  # server: fastapi
     "branchmem.server.models",  # server: pydantic
     "branchmem.server.mcp_tools",  # server: mcp
+    "branchmem.server.schema",  # server: fastapi, pydantic
 }
 
 

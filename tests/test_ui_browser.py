@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -273,3 +274,30 @@ def _not_blank(png: Path) -> None:
     pixels = mpimg.imread(str(png))
     assert pixels.shape[0] > 100 and pixels.shape[1] > 100
     assert float(pixels.std()) > 0.02  # a blank page is one flat colour
+
+
+def test_the_api_docs_render_with_no_network(
+    served: tuple[str, str], page: Any, tmp_path: Path
+) -> None:
+    """/docs draws every operation from scripts the server itself serves: a
+    request for anything elsewhere (a CDN) is refused, as it is offline."""
+    base, _ = served
+    elsewhere: list[str] = []
+
+    def only_the_server(route: Any) -> None:
+        if route.request.url.startswith(base):
+            route.continue_()
+        else:
+            elsewhere.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", only_the_server)
+    page.goto(f"{base}/docs")
+    page.wait_for_selector(".opblock", timeout=60_000)
+    spec = json.loads(urllib.request.urlopen(f"{base}/openapi.json", timeout=10).read())
+    operations = sum(len(ops) for ops in spec["paths"].values())
+    page.wait_for_function(f"document.querySelectorAll('.opblock').length >= {operations}")
+    assert "/v1/namespaces/{namespace}/events" in page.inner_text("body")
+    assert elsewhere == []
+    page.screenshot(path=str(tmp_path / "docs.png"))
+    _not_blank(tmp_path / "docs.png")

@@ -11,7 +11,7 @@ from typing import Any
 
 from .importers import FORMATS, import_export, read_export
 from .store import Store
-from .validate import check_namespace
+from .validate import MAX_MESSAGE_BYTES, check_namespace
 
 
 def register(sub: Any) -> None:
@@ -33,6 +33,14 @@ def register(sub: Any) -> None:
         help="the export's format (default: detected)",
     )
     p.add_argument("--namespace", default="default", help="namespace (default: %(default)s)")
+    p.add_argument(
+        "--max-message-bytes",
+        type=int,
+        default=MAX_MESSAGE_BYTES,
+        metavar="N",
+        help="skip a conversation with a message whose text is over N bytes "
+        "(UTF-8; default: %(default)s, 8 MiB)",
+    )
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
     p.set_defaults(func=_import)
 
@@ -42,7 +50,11 @@ def _import(args: argparse.Namespace) -> int:
     # The export and the namespace are checked before the store is opened: a bad
     # one leaves no new store file behind.
     namespace = check_namespace(args.namespace)
-    export = read_export(args.file if len(args.file) > 1 else args.file[0], args.format)
+    export = read_export(
+        args.file if len(args.file) > 1 else args.file[0],
+        args.format,
+        max_message_bytes=args.max_message_bytes,
+    )
     made = _new_store_file(args.db)
     with Store(args.db) as store:
         report = import_export(store, export, namespace=namespace, progress=bar)

@@ -12,6 +12,7 @@ from typing import Any
 from .client_transport import Transport
 from .importers.model import ImportReport
 from .model import Event, Explanation, Memory, SourceStatus
+from .validate import MAX_MESSAGE_BYTES
 
 
 class RemoteRecordOps(Transport):
@@ -64,6 +65,7 @@ class RemoteRecordOps(Transport):
         format: str = "auto",
         namespace: str | None = None,
         progress: Any = None,
+        max_message_bytes: int = MAX_MESSAGE_BYTES,
     ) -> ImportReport:
         """`Store.import_export`: the export is read here, and each conversation's
         new events go to the server in one request (then its branch is set)."""
@@ -71,7 +73,14 @@ class RemoteRecordOps(Transport):
 
         store: Any = self  # the importers use only methods RemoteStore shares with Store
         ns = self.namespace if namespace is None else namespace
-        return import_export(store, path, format=format, namespace=ns, progress=progress)
+        return import_export(
+            store,
+            path,
+            format=format,
+            namespace=ns,
+            progress=progress,
+            max_message_bytes=max_message_bytes,
+        )
 
     def events(
         self, *, namespace: str | None = None, offset: int = 0, limit: int = 1000

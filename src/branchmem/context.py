@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import InvalidInput
 from .model import KINDS, Memory
 from .scope import check_anchors
+from .validate import check_int
 
 if TYPE_CHECKING:
     from .store import Store
@@ -93,10 +94,8 @@ def build_context(
 ) -> Context:
     """The `Context` at ``at`` (see `Store.context`)."""
     for name, v in (("window", window), ("k", k)):
-        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
-            raise InvalidInput(
-                f"{name} must be a non-negative integer or None (no limit), got {v!r}"
-            )
+        if v is not None:
+            check_int(v, f"{name} (or None, for no limit)")
     if query is not None and not isinstance(query, str):
         raise InvalidInput(f"query must be text or None, got {type(query).__name__}")
     if at is None:

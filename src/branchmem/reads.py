@@ -18,7 +18,15 @@ from .lineage import ancestor_ranges, in_ranges, row_in_ranges
 from .model import RETRACTION, Event, Explanation, Memory, SourceStatus
 from .scope import check_anchors, read_chain, read_views
 from .store_parts import StoreParts
-from .validate import check_id, check_kind, check_namespace, check_page, check_utf8, show
+from .validate import (
+    check_id,
+    check_int,
+    check_kind,
+    check_namespace,
+    check_page,
+    check_utf8,
+    show,
+)
 
 if TYPE_CHECKING:
     from .store import Store
@@ -234,8 +242,8 @@ class ReadOps(StoreParts):
         ['e1', 'e2']
         """
         ns = check_namespace(namespace)
-        if last is not None and (not isinstance(last, int) or isinstance(last, bool) or last < 0):
-            raise InvalidInput(f"last must be a non-negative integer or None, got {show(last)}")
+        if last is not None:
+            check_int(last, "last")
         if at is None or last == 0:
             return []
         with self._b.reading():

@@ -31,7 +31,7 @@ from .redact import Redactor
 from .redact.scrub import Scrub
 from .scope import ViaCopies
 from .snapshots import SnapshotOps
-from .validate import check_time, show
+from .validate import MAX_MESSAGE_BYTES, check_time, show
 
 if TYPE_CHECKING:
     from .context import Context
@@ -338,6 +338,7 @@ class Store(
         format: str = "auto",
         namespace: str = "default",
         progress: Callable[[int, int], None] | None = None,
+        max_message_bytes: int = MAX_MESSAGE_BYTES,
     ) -> ImportReport:
         """Import a chat export (ChatGPT, Claude, Open WebUI, LibreChat, SillyTavern):
         each conversation's messages become events (abandoned branches too) in one
@@ -345,7 +346,9 @@ class Store(
         Re-importing adds only what is new; see `branchmem.importers`.
 
         ``format`` is ``"auto"`` or a name from `branchmem.importers.FORMATS`;
-        ``progress`` is called with (bytes read, total bytes).
+        ``progress`` is called with (bytes read, total bytes). A conversation
+        with a message whose text is over ``max_message_bytes`` (UTF-8; 8 MiB
+        by default) is skipped, and the report says why.
 
         >>> import json, pathlib, tempfile
         >>> path = pathlib.Path(tempfile.mkdtemp()) / "conversations.json"
@@ -358,7 +361,14 @@ class Store(
         """
         from .importers import import_export
 
-        return import_export(self, path, format=format, namespace=namespace, progress=progress)
+        return import_export(
+            self,
+            path,
+            format=format,
+            namespace=namespace,
+            progress=progress,
+            max_message_bytes=max_message_bytes,
+        )
 
 
 @functools.cache

@@ -107,27 +107,113 @@ def check_ids(values: Any, what: str) -> list[str]:
     return list(dict.fromkeys(check_id(v, what) for v in values))
 
 
-def check_meta(meta: Any) -> dict[str, Any] | None:
+def check_meta(meta: Any, what: str = "meta") -> dict[str, Any] | None:
     """Meta is a JSON object; it is stored as JSON, so it must survive a round trip."""
     if meta is None:
         return None
     if not isinstance(meta, dict):
         raise InvalidInput(
-            f"meta must be a dict (a JSON object) or None, got {type(meta).__name__}"
+            f"{what} must be a dict (a JSON object) or None, got {type(meta).__name__}"
         )
+    copied: dict[str, Any] = json.loads(check_json(meta, what))
+    return copied
+
+
+MAX_DEPTH = 64
+"""How deeply objects and lists may nest in a JSON value the store keeps (meta,
+and what integrations keep in it): ``{}`` is one level, ``{"a": []}`` two.
+Checked on every write path before anything is written; `readable_meta` keeps
+reads of anything deeper, stored before the limit, from failing."""
+
+
+def check_json(value: Any, what: str, levels: int = MAX_DEPTH) -> str:
+    """``value`` as JSON text: JSON types only, no NaN or infinity, no lone
+    surrogate, and objects and lists nested at most ``levels`` deep."""
     try:
-        text = json.dumps(meta, allow_nan=False, ensure_ascii=False)
-        copied: dict[str, Any] = json.loads(text)
+        text = json.dumps(value, allow_nan=False, ensure_ascii=False)
     except (TypeError, ValueError) as exc:
         raise InvalidInput(
-            f"meta must be JSON-serialisable (str, numbers, bools, None, lists, dicts): {exc}"
+            f"{what} must be JSON-serialisable (str, numbers, bools, None, lists, dicts): {exc}"
         ) from exc
     except RecursionError:
+        raise _too_deep(what, levels) from None
+    # A value nests no deeper than it has brackets: most are settled by a count.
+    if text.count("{") + text.count("[") > levels and nesting(value, levels) > levels:
+        raise _too_deep(what, levels)
+    check_utf8(text, what)
+    return text
+
+
+def _too_deep(what: str, levels: int) -> InvalidInput:
+    return InvalidInput(
+        f"{what} nests objects and lists more than {levels} levels deep, the store's "
+        "limit; flatten it (a few levels are plenty)"
+    )
+
+
+def nesting(value: Any, stop: int = MAX_DEPTH) -> int:
+    """How many levels of objects and lists ``value`` nests (0 for a scalar), counted
+    without recursion; the count stops once it passes ``stop``."""
+    deepest = 0
+    todo: list[tuple[Any, int]] = [(value, 1)]
+    while todo:
+        v, level = todo.pop()
+        if isinstance(v, dict):
+            items: Iterable[Any] = v.values()
+        elif isinstance(v, (list, tuple)):
+            items = v
+        else:
+            continue
+        if level > deepest:
+            deepest = level
+            if level > stop:
+                break
+        todo.extend((x, level + 1) for x in items if isinstance(x, (dict, list, tuple)))
+    return deepest
+
+
+TOO_DEEP = "meta_nested_too_deeply"
+"""The one key of the meta a read returns for meta stored nested deeper than
+`MAX_DEPTH` (before the limit): its value is the stored JSON text."""
+
+
+def readable_meta(text: str) -> dict[str, Any]:
+    """Stored meta JSON text as a dict; meta nested deeper than `MAX_DEPTH`
+    (written before the limit) comes back as ``{TOO_DEEP: text}``, so that no
+    reader, here or over HTTP, fails on it."""
+    if len(text) <= 2 * MAX_DEPTH or text.count("{") + text.count("[") <= MAX_DEPTH:
+        value: dict[str, Any] = json.loads(text)
+        return value
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        return {TOO_DEEP: text}
+    return value if nesting(value) <= MAX_DEPTH else {TOO_DEEP: text}
+
+
+MAX_MESSAGE_BYTES = 8 << 20
+"""The default cap on the text of one imported message (UTF-8 bytes): 8 MiB, far
+above any chat message, far below what would strain a machine's memory."""
+
+MAX_INT = 2**63 - 1
+"""The largest whole number an integer parameter takes: what every backend holds
+(SQLite's and PostgreSQL's 64-bit integers)."""
+
+
+def check_int(value: Any, what: str, least: int = 0, most: int = MAX_INT) -> int:
+    """A whole number from ``least`` to ``most``: every integer parameter (offsets,
+    limits, ``k``, windows) goes through here, so that one too large for a
+    backend is the same `InvalidInput` on every backend."""
+    if type(value) is int and least <= value <= most:
+        return value
+    if isinstance(value, int) and not isinstance(value, bool) and least <= value <= most:
+        return int(value)  # an IntEnum, say
+    if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInput(
-            "meta is nested too deeply to store; flatten it (a few levels are plenty)"
-        ) from None
-    check_utf8(text, "meta")
-    return copied
+            f"{what} must be a whole number from {least} to {most}, got "
+            f"{type(value).__name__} {show(value)}"
+        )
+    raise InvalidInput(f"{what} must be a whole number from {least} to {most}, got {show(value)}")
 
 
 def check_kind(kind: Any) -> str:
@@ -220,7 +306,7 @@ def event_from(item: Any, now: float) -> Event:
         check_role(get("role", "user")),
         content,
         ns if ns == "default" else check_namespace(ns),
-        None if meta is None else check_meta(meta),
+        None if meta is None else check_meta(meta, f"meta of event {show(eid)}"),
         now,
     )
 
@@ -278,11 +364,7 @@ TIME_FIELDS = ("expires_at", "valid_from", "valid_to")
 
 def check_page(offset: Any, limit: Any, most: int = 100_000) -> tuple[int, int]:
     """``offset`` (0 or more) and ``limit`` (1 to ``most``) of a listing."""
-    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-        raise InvalidInput(f"offset must be a whole number, 0 or more, got {offset!r}")
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= most:
-        raise InvalidInput(f"limit must be a whole number from 1 to {most}, got {limit!r}")
-    return offset, limit
+    return check_int(offset, "offset"), check_int(limit, "limit", 1, most)
 
 
 def check_time(value: Any, what: str) -> float | None:

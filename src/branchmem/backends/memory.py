@@ -443,7 +443,7 @@ class MemoryBackend:
 
     # audit ------------------------------------------------------------------
     def list_events(self, ns: str, offset: int, limit: int) -> list[EventRow]:
-        rows = islice(self._read(ns).events.values(), offset, offset + limit)
+        rows = islice(self._read(ns).events.values(), offset, _stop(offset, limit))
         return [EventRow(r.event(ns), r.pos) for r in rows]
 
     def record_top(self, ns: str) -> int:
@@ -462,7 +462,7 @@ class MemoryBackend:
 
     def list_records(self, ns: str, offset: int, limit: int) -> list[RecordRow]:
         # Built for the listing alone: paging through the store keeps no Memory.
-        rows = islice(self._read(ns).records.values(), offset, offset + limit)
+        rows = islice(self._read(ns).records.values(), offset, _stop(offset, limit))
         return [RecordRow(r.memory or r.build(ns), r.pos, r.extra) for r in rows]
 
     def add_audit(self, ns: str, entries: list[AuditEntry]) -> None:
@@ -480,3 +480,8 @@ class MemoryBackend:
 
     def add_query_log(self, path: str) -> None:
         self._query_logs.add(path)
+
+
+def _stop(offset: int, limit: int) -> int:
+    """Where a page ends, for `islice` (which takes no stop past ``sys.maxsize``)."""
+    return min(offset + limit, sys.maxsize)

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from ..branch_types import AuditEntry, HeadMove, Snapshot
 from ..model import Memory, make_event, make_memory
+from ..validate import readable_meta
 from .base import BranchRow, EventRow, Pos, RecordRow
 
 # Id lists (parents, sources) are stored joined by the unit separator: ids are
@@ -71,7 +72,7 @@ def cached_segments(
 def event_from_row(ns: str, r: Sequence[Any]) -> EventRow:
     """A row of `EVENT_COLS`."""
     parents = tuple(r[1].split(SEP)) if r[1] is not None else ()
-    meta = json.loads(r[4]) if r[4] is not None else None
+    meta = readable_meta(r[4]) if r[4] is not None else None
     ev = make_event(r[0], parents, r[2], r[3], ns, meta, r[5])
     return EventRow(ev, (r[6], r[7]) if r[6] is not None else None)
 
@@ -103,7 +104,7 @@ def record_from_row(ns: str, r: Sequence[Any]) -> RecordRow:
         key,
         imp,
         ns,
-        json.loads(meta) if meta is not None else None,
+        readable_meta(meta) if meta is not None else None,
         target,
         created,
         seq,

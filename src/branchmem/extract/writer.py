@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ExtractionError, InvalidInput, UnknownMemory
 from ..model import KINDS, Memory
-from ..validate import check_id, check_importance, check_meta, check_namespace
+from ..validate import check_id, check_importance, check_int, check_meta, check_namespace
 from .proposal import (
     ADD,
     DELETE,
@@ -78,8 +78,7 @@ def extract(
     >>> extract(store, "e1").written
     ()
     """
-    if not isinstance(window, int) or isinstance(window, bool) or window < 1:
-        raise InvalidInput(f"window must be a positive integer (events to read), got {window!r}")
+    check_int(window, "window (events to read)", 1)
     if not isinstance(at, str) or not at:
         raise InvalidInput(f"`at` must be an event id or a branch name, got {at!r}")
     ns = check_namespace(namespace)

@@ -106,6 +106,8 @@ class ArrayReader:
                 if not self._more(len(self._buf) - self._pos):
                     raise self._fail(exc.msg) from None
                 continue
+            except RecursionError:
+                raise too_deep(self._name) from None
             self._pos = end
             return value
 
@@ -151,3 +153,14 @@ def read_whole(raw: IO[bytes], name: str, progress: Callable[[int], None] | None
         raise InvalidInput(
             f"{name} is not valid UTF-8 JSON ({exc}); pass the export file as downloaded"
         ) from None
+    except RecursionError:
+        raise too_deep(name) from None
+
+
+def too_deep(name: str) -> InvalidInput:
+    """A document nested too deeply for the standard library's parser (thousands
+    of levels, where a real export has a few dozen)."""
+    return InvalidInput(
+        f"{name} nests objects and lists too deeply to read (thousands of levels); "
+        "no chat export does: pass the export file as downloaded"
+    )

@@ -16,7 +16,7 @@ from ..errors import (
     UnknownEvent,
 )
 from ..model import Event
-from ..validate import check_name
+from ..validate import MAX_MESSAGE_BYTES, check_name
 from .model import Conflict, Conversation, Imported, ImportReport, Skipped, branch_name
 from .reader import Export, PathLike, read_export
 
@@ -32,10 +32,14 @@ def import_export(
     format: str = "auto",
     namespace: str = "default",
     progress: Callable[[int, int], None] | None = None,
+    max_message_bytes: int = MAX_MESSAGE_BYTES,
 ) -> ImportReport:
     """Import every conversation of an export (a path, or one `read_export`
     already opened); see `Store.import_export`."""
-    export = path if isinstance(path, Export) else read_export(path, format)
+    if isinstance(path, Export):
+        export = path
+    else:
+        export = read_export(path, format, max_message_bytes=max_message_bytes)
     export.progress = progress
     export.known = lambda event: _is_stored(store, event, namespace)
     done: list[Imported] = []
@@ -65,15 +69,30 @@ def import_conversation(
 ) -> Imported:
     """Add one conversation's new events in one transaction and point ``conv/<id>``
     at its current leaf. Events already stored unchanged are left alone; an event
-    stored with other content is reported as a conflict and not overwritten."""
+    stored with other content is reported as a conflict and not overwritten.
+
+    A conversation imported for the first time (no ``conv/<id>`` yet) whose
+    message ids are stored with other content, by another conversation that
+    reuses them, is refused (`InvalidInput`, nothing written): its branch would
+    point into the other conversation's messages.
+    """
     branch = check_name(branch_name(conv.id))
     with contextlib.suppress(UnknownEvent):  # set_branch would refuse it after the write
         store.get_event(branch, namespace=namespace)
         raise NameClash(branch, namespace, "an event")
     events = conv.events
-    fresh = _fresh(store, conv, branch, namespace)
+    known = _has_branch(store, branch, namespace)
+    fresh = not known and not _stored(store, [e for e in events if not e.parents], namespace)
+    redact = _redact_of(store)
     while True:
         stored = {} if fresh else _stored(store, events, namespace)
+        conflicts = tuple(
+            Conflict(e.id, fields)
+            for e in events
+            if e.id in stored and (fields := _differs(stored[e.id], e, redact))
+        )
+        if conflicts and not known:
+            raise _taken(conv, conflicts, namespace)
         new = [_row(e, namespace) for e in events if e.id not in stored]
         try:
             if new:
@@ -83,30 +102,35 @@ def import_conversation(
             if not fresh:
                 raise
             fresh = False  # ids stored by other writes: look every one up
-    redact = _redact_of(store)
-    conflicts = tuple(
-        Conflict(e.id, fields)
-        for e in events
-        if e.id in stored and (fields := _differs(stored[e.id], e, redact))
-    )
     store.set_branch(branch, conv.current, namespace=namespace)
     return Imported(
         conv.id, conv.title, branch, len(events), len(new), conv.current, conflicts, conv.notes
     )
 
 
-def _fresh(store: Store, conv: Conversation, branch: str, ns: str) -> bool:
-    """True when nothing of this conversation can be stored yet: no branch, no root.
+def _has_branch(store: Store, branch: str, ns: str) -> bool:
+    """Was this conversation imported before (is ``conv/<id>`` there)?
 
-    Every import adds a conversation's root with the rest, so without them a
-    lookup of every id is skipped (the common case of a first import).
+    Without it and without any of the conversation's roots stored (every
+    import adds a conversation's roots with the rest), nothing of it can be
+    stored yet, and the lookup of every id is skipped (a first import).
     """
     try:
         store.branch_head(branch, namespace=ns)
-        return False
+        return True
     except UnknownBranch:
-        pass
-    return not _stored(store, [e for e in conv.events if not e.parents], ns)
+        return False
+
+
+def _taken(conv: Conversation, conflicts: tuple[Conflict, ...], ns: str) -> InvalidInput:
+    ids = ", ".join(repr(c.id) for c in conflicts[:3])
+    more = f" and {len(conflicts) - 3} more" if len(conflicts) > 3 else ""
+    return InvalidInput(
+        f"conversation {conv.id!r} reuses message ids stored with other content in "
+        f"namespace {ns!r} ({ids}{more}), by another conversation most likely; importing "
+        "it would point its branch into that one. Import it into another namespace, or "
+        "give its messages ids of their own"
+    )
 
 
 def _stored(store: Store, events: Sequence[Event], ns: str) -> dict[str, Event]:

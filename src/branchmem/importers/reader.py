@@ -10,6 +10,8 @@ from types import ModuleType
 from typing import Any
 
 from ..errors import InvalidInput
+from ..model import Event
+from ..validate import MAX_MESSAGE_BYTES, check_int
 from . import chatgpt, claude, librechat, openwebui, sillytavern
 from .jsonstream import ArrayReader, first_char, read_whole
 from .model import Conversation, Skipped
@@ -36,13 +38,21 @@ class UnknownFormat(InvalidInput):
         )
 
 
-def read_export(path: PathLike | Sequence[PathLike], format: str = "auto") -> Export:
+def read_export(
+    path: PathLike | Sequence[PathLike],
+    format: str = "auto",
+    *,
+    max_message_bytes: int = MAX_MESSAGE_BYTES,
+) -> Export:
     """The conversations of an export, read one at a time.
 
     ``path`` is a file, a folder (SillyTavern chats), or a list of them.
     ``format`` is ``"auto"`` or one of `FORMATS`. An unknown format raises
     `UnknownFormat` at once; a broken conversation is skipped and listed in
-    the result's ``skipped`` as iteration reaches it.
+    the result's ``skipped`` as iteration reaches it, and so is one with a
+    message whose text is over ``max_message_bytes`` (UTF-8). In a folder, a
+    file that is no export of a known format, and a link to a file outside the
+    folder, are skipped (and listed) rather than read.
 
     >>> import json, pathlib, tempfile
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "conversations.json"
@@ -52,31 +62,48 @@ def read_export(path: PathLike | Sequence[PathLike], format: str = "auto") -> Ex
     >>> [(c.id, c.current, len(c.events)) for c in read_export(path)]
     [('c1', 'm1', 1)]
     """
-    return Export(path, format)
+    return Export(path, format, max_message_bytes=max_message_bytes)
 
 
 class Export:
     """An export being read (see `read_export`). Iterate it for `Conversation`s.
 
     ``format`` is the detected format (``None`` for an empty array);
-    ``skipped`` fills as iteration goes; ``progress``, if set, is called with
+    ``skipped`` holds the files left out of the folders named, and fills as
+    iteration goes; ``progress``, if set, is called with
     (bytes read, total bytes) as the files are read; ``known``, if set, tells
     whether an event is stored already (a SillyTavern branch file whose main
     chat is not in this export then shares the stored main chat's events).
     """
 
-    def __init__(self, path: PathLike | Sequence[PathLike], format: str = "auto") -> None:
+    def __init__(
+        self,
+        path: PathLike | Sequence[PathLike],
+        format: str = "auto",
+        *,
+        max_message_bytes: int = MAX_MESSAGE_BYTES,
+    ) -> None:
         if format != "auto" and format not in FORMATS:
             raise InvalidInput(
                 f"unknown format {format!r}; use 'auto' or one of {', '.join(FORMATS)}"
             )
-        self.files = _files(path)
-        self.skipped: list[Skipped] = []
+        self.max_message_bytes = check_int(max_message_bytes, "max_message_bytes", 1)
+        named, listed, self.skipped = _files(path)
         self.progress: Callable[[int, int], None] | None = None
         self.known: sillytavern.Known | None = None
+        detected = {p: _detect(p, format) for p in named}
+        for p in listed:  # found in a folder: one that is no chat is skipped, not fatal
+            try:
+                detected[p] = _detect(p, format)
+            except InvalidInput as exc:
+                self.skipped.append(Skipped(str(p), f"not read: {exc}"))
+        if not detected:
+            reasons = "; ".join(s.reason for s in self.skipped[:3])
+            raise InvalidInput(f"no file to import was left: {reasons}")
+        self.files = list(detected)
         self.total = sum(p.stat().st_size for p in self.files)
         self._done = 0
-        found = {_detect(p, format) for p in self.files}
+        found = set(detected.values())
         found.discard(None)
         if len(found) > 1:
             raise InvalidInput(
@@ -118,10 +145,14 @@ class Export:
     def _convert(self, fmt: ModuleType, item: Any, i: int) -> Conversation | None:
         try:
             conv: Conversation = fmt.convert(item, i)
+            check_sizes(conv.events, self.max_message_bytes)
             return conv
         except Broken as exc:
             self.skipped.append(Skipped(_id_of(item), str(exc)))
-            return None
+        except RecursionError:  # content nested too deeply to turn into text
+            reason = "its messages nest objects and lists too deeply to read"
+            self.skipped.append(Skipped(_id_of(item), reason))
+        return None
 
     def _sillytavern(self) -> Iterator[Conversation]:
         chats = []
@@ -142,6 +173,7 @@ class Export:
             for chat in ready:
                 try:
                     conv, keys = sillytavern.convert(chat, done, self.known)
+                    check_sizes(conv.events, self.max_message_bytes)
                 except Broken as exc:
                     self.skipped.append(Skipped(chat.name, str(exc)))
                     continue
@@ -149,22 +181,50 @@ class Export:
                 yield conv
 
 
-def _files(path: PathLike | Sequence[PathLike]) -> list[Path]:
+def check_sizes(events: Sequence[Event], most: int) -> None:
+    """`Broken` names the first message whose text is over ``most`` UTF-8 bytes."""
+    for e in events:
+        n = len(e.content)
+        if n * 4 > most and (n > most or len(e.content.encode("utf-8", "replace")) > most):
+            size = len(e.content.encode("utf-8", "replace"))
+            raise Broken(
+                f"message {e.id!r} holds {size:,} bytes of text; the limit is {most:,} "
+                "(max_message_bytes, --max-message-bytes): raise it to import this "
+                "conversation"
+            )
+
+
+def _files(
+    path: PathLike | Sequence[PathLike],
+) -> tuple[list[Path], list[Path], list[Skipped]]:
+    """The files named, the files found in the folders named, and what was left out
+    of those folders (links that lead out of them)."""
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
     if not paths:
         raise InvalidInput("no file to import; pass an export file or a folder of chats")
-    out: list[Path] = []
+    named: list[Path] = []
+    listed: list[Path] = []
+    skipped: list[Skipped] = []
     for p in map(Path, paths):
         if p.is_dir():
             found = sorted(x for x in p.iterdir() if x.suffix in (".json", ".jsonl"))
             if not found:
                 raise InvalidInput(f"{p} holds no .json or .jsonl file to import")
-            out += found
+            inside = p.resolve()
+            for x in found:
+                real = x.resolve()
+                if not real.is_relative_to(inside):
+                    why = f"not read: a link to {real}, outside the folder {p}"
+                    skipped.append(Skipped(str(x), why))
+                elif real.is_file():
+                    listed.append(x)
+                else:  # a folder named like a chat, or a link to nothing
+                    skipped.append(Skipped(str(x), "not read: not a file"))
         elif p.is_file():
-            out.append(p)
+            named.append(p)
         else:
             raise InvalidInput(f"{p} is not a file or folder; pass the export's path")
-    return out
+    return named, listed, skipped
 
 
 def _detect(path: Path, format: str) -> str | None:
@@ -205,7 +265,7 @@ def _first_line_is_sillytavern(path: Path) -> bool:
         line = f.readline()
     try:
         return sillytavern.looks_like(json.loads(line))
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return False
 
 

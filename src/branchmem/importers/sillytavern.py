@@ -65,6 +65,8 @@ def parse(path: Path) -> Chat:
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise Broken(f"line {n} is not JSON ({exc.msg})") from None
+            except RecursionError:
+                raise Broken(f"line {n} nests objects and lists too deeply to read") from None
             if n == 1 and is_header(obj):
                 header = obj
             elif is_message(obj):

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidInput
 from ..model import KINDS, Memory
 from ..scope import check_anchors
-from ..validate import check_utf8, show
+from ..validate import check_int, check_json, check_utf8, show
 from . import ann, fastfuse
 from .cache import cache_for, numpy_or_none
 from .candidates import Candidates, Filters, gather
@@ -99,8 +99,7 @@ def search(
             "store.memories(at=...)"
         )
     check_utf8(query, "query")
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InvalidInput(f"k must be a positive integer, got {show(k)}")
+    check_int(k, "k", 1)
     if mode not in MODES:
         raise InvalidInput(f"mode must be one of {', '.join(MODES)}; got {show(mode)}")
     if max_embed is not None and (
@@ -114,8 +113,10 @@ def search(
         raise InvalidInput(f"key_prefix must be a string, got {show(key_prefix)}")
     if meta is not None and not isinstance(meta, Mapping):
         raise InvalidInput(f"meta must be a dict of field -> value to match, got {show(meta)}")
-    if meta is not None and store.redactor is not None:
-        meta = store._redact_value(dict(meta))  # compared with meta as stored: redacted
+    if meta is not None:
+        check_json(dict(meta), "the meta filter")
+        if store.redactor is not None:
+            meta = store._redact_value(dict(meta))  # compared with meta as stored: redacted
     w = weights if weights is not None else Weights()
     if not isinstance(w, Weights):
         raise InvalidInput("weights must be a branchmem.Weights")

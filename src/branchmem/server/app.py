@@ -17,19 +17,24 @@ from contextlib import asynccontextmanager
 from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, FastAPI, Query, Request
+from fastapi import Path as FPath
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi_offline import FastAPIOffline
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__
 from ..errors import BranchmemError, InvalidInput
 from ..retrieval.embed import Embedder
 from ..store import Store
+from ..validate import MAX_DEPTH, MAX_INT
 from . import models as M
 from . import service as svc
 from .auth import KeyStore
 from .errors import UnknownRoute, to_payload
 from .limits import BodyLimit, LoopbackHosts
+from .schema import Anchor, Id, Name, Text
+from .schema import install as install_schema
 from .served import WORKERS, Served
 from .service import Ctx, Limits, Page
 
@@ -38,7 +43,7 @@ NS = "/v1/namespaces/{namespace}"
 MEM = NS + "/memories/{memory_id:path}"
 _RETRY = {"Retry-After": {"description": "seconds to wait", "schema": {"type": "integer"}}}
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    **{code: {"model": M.ErrorOut} for code in (401, 403, 404, 409, 413, 422, 500)},
+    **{code: {"model": M.ErrorOut} for code in (400, 401, 403, 404, 409, 413, 422, 500)},
     429: {
         "model": M.ErrorOut,
         "description": "TooManyRequests: the key has as many requests in flight as the "
@@ -78,7 +83,7 @@ def create_app(
     in the background; the app's shutdown stops that and the workers."""
     lim = limits or Limits()
     served = Served(store, keys, lim, embedder, workers=workers, connect=connect)
-    app = FastAPI(
+    app = FastAPIOffline(  # /docs and /redoc with their scripts served here, not from a CDN
         title="branchmem",
         version=__version__,
         description="Memory for LLM agents whose history is a tree. Every route under "
@@ -86,6 +91,7 @@ def create_app(
         responses=_ERRORS,
     )
     app.state.served = served
+    install_schema(app, served.limits)
     _error_handlers(app)
     _routes(app, served)
     _inspector(app)
@@ -163,28 +169,40 @@ def _error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        if exc.status_code == 404:
+        status = exc.status_code
+        if status == 404:
             err: BranchmemError = UnknownRoute(f"no route {request.url.path}; see /docs")
-        elif exc.status_code == 405:
+        elif status == 405:
             err = UnknownRoute(f"{request.method} is not served on {request.url.path}; see /docs")
+        elif status == 400:  # a body the JSON parser gave up on (nested thousands deep)
+            err, status = _UNREADABLE, _UNREADABLE.http_status
         else:
             err = InvalidInput(str(exc.detail))
-        return answer(err, exc.status_code)
+        return answer(err, status)
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception) -> JSONResponse:
         return answer(BranchmemError("internal server error; the server log has the details"))
 
 
+_UNREADABLE = InvalidInput(
+    "the request body is no JSON this server can read (objects and lists nest at most "
+    f"{MAX_DEPTH} levels deep in what it stores); send a JSON object"
+)
+
+
 def _paged(p: Page, name: str) -> dict[str, Any]:
     return {name: [x.to_dict() for x in p.items], "next_offset": p.next_offset}
 
 
-Offset = Annotated[int, Query(ge=0)]
-Limit = Annotated[int | None, Query(ge=1)]
+# Maxima are stated here and checked by the store and the service, whose errors
+# say what to do (and keep their types: LimitExceeded for a server's cap).
+Offset = Annotated[int, Query(ge=0, json_schema_extra={"maximum": MAX_INT})]
+Window = Annotated[int | None, Query(ge=0, json_schema_extra={"maximum": MAX_INT})]
+NSName = Annotated[Id, FPath(description="the namespace")]
 
 
-def _ctx(namespace: str, request: Request) -> Ctx:
+def _ctx(namespace: NSName, request: Request) -> Ctx:
     served: Served = request.app.state.served
     key = key_of(request)
     c = served.ctx(served.principal(key), key)
@@ -197,6 +215,10 @@ C = Annotated[Ctx, Depends(_ctx)]
 
 def _routes(app: FastAPI, served: Served) -> None:
     call = served.run
+    lim = served.limits
+    Limit = Annotated[int | None, Query(ge=1, json_schema_extra={"maximum": lim.max_page})]
+    K = Annotated[int | None, Query(ge=0, json_schema_extra={"maximum": lim.max_k})]
+    QueryText = Annotated[Text | None, Query(json_schema_extra={"maxLength": lim.max_query})]
 
     @app.get("/healthz", response_model=M.HealthOut, tags=["health"])
     async def healthz() -> dict[str, Any]:
@@ -210,25 +232,25 @@ def _routes(app: FastAPI, served: Served) -> None:
 
     # ------------------------------------------------------------- events
     @app.post(f"{NS}/events", response_model=M.EventsOut, tags=["events"])
-    async def post_events(namespace: str, body: M.EventIn | M.EventsIn, c: C) -> dict[str, Any]:
+    async def post_events(namespace: NSName, body: M.EventIn | M.EventsIn, c: C) -> dict[str, Any]:
         items = body.events if isinstance(body, M.EventsIn) else [body]
         done = await call(svc.add_events, c, namespace, [i.model_dump() for i in items])
         return {"events": [e.to_dict() for e in done], "next_offset": None}
 
     @app.get(f"{NS}/events/{{event_id:path}}", response_model=M.EventOut, tags=["events"])
-    async def get_event(namespace: str, event_id: str, c: C) -> dict[str, Any]:
+    async def get_event(namespace: NSName, event_id: Id, c: C) -> dict[str, Any]:
         return (await call(svc.get_event, c, namespace, event_id)).to_dict()
 
     @app.get(f"{NS}/events", response_model=M.EventsOut, tags=["events"])
     async def list_events(
-        namespace: str, c: C, offset: Offset = 0, limit: Limit = None
+        namespace: NSName, c: C, offset: Offset = 0, limit: Limit = None
     ) -> dict[str, Any]:
         """Every event of the namespace in arrival order, a page at a time."""
         return _paged(await call(svc.events, c, namespace, offset, limit), "events")
 
     @app.get(f"{NS}/inspect", response_model=M.InspectOut, tags=["memories"])
     async def inspect(
-        namespace: str, c: C, at: str | None = None, offset: Offset = 0, limit: Limit = None
+        namespace: NSName, c: C, at: Anchor | None = None, offset: Offset = 0, limit: Limit = None
     ) -> dict[str, Any]:
         """Every record with whether reads at ``at`` show it, and why (from `explain`)."""
         p = await call(svc.inspect, c, namespace, at, offset, limit)
@@ -246,14 +268,14 @@ def _routes(app: FastAPI, served: Served) -> None:
 
     @app.get(f"{NS}/path", response_model=M.EventsOut, tags=["events"])
     async def get_path(
-        namespace: str, c: C, at: str | None = None, offset: Offset = 0, limit: Limit = None
+        namespace: NSName, c: C, at: Anchor | None = None, offset: Offset = 0, limit: Limit = None
     ) -> dict[str, Any]:
         return _paged(await call(svc.path, c, namespace, at, offset, limit), "events")
 
     # ----------------------------------------------------------- memories
     @app.post(f"{NS}/memories", response_model=M.MemoriesOut, tags=["memories"])
     async def post_memories(
-        namespace: str, body: M.MemoryIn | M.MemoriesIn, c: C
+        namespace: NSName, body: M.MemoryIn | M.MemoriesIn, c: C
     ) -> dict[str, Any]:
         items = body.memories if isinstance(body, M.MemoriesIn) else [body]
         dumped = [i.model_dump(exclude_none=True) for i in items]
@@ -262,10 +284,10 @@ def _routes(app: FastAPI, served: Served) -> None:
 
     @app.get(f"{NS}/memories", response_model=M.MemoriesOut, tags=["memories"])
     async def get_memories(
-        namespace: str,
+        namespace: NSName,
         c: C,
-        at: Annotated[list[str] | None, Query(description="repeat for a scope chain")] = None,
-        kind: str | None = None,
+        at: Annotated[list[Anchor] | None, Query(description="repeat for a scope chain")] = None,
+        kind: M.Kind | None = None,
         now: float | None = None,
         as_of: float | None = None,
         include_archived: bool = False,
@@ -289,25 +311,25 @@ def _routes(app: FastAPI, served: Served) -> None:
 
     @app.get(f"{MEM}/explain", response_model=M.ExplanationOut, tags=["memories"])
     async def get_explain(
-        namespace: str, memory_id: str, c: C, at: str | None = None, now: float | None = None
+        namespace: NSName, memory_id: Id, c: C, at: Anchor | None = None, now: float | None = None
     ) -> dict[str, Any]:
         return (await call(svc.explain, c, namespace, memory_id, at, now)).to_dict()
 
     @app.get(f"{MEM}/visible", response_model=M.VisibleOut, tags=["memories"])
     async def get_visible(
-        namespace: str, memory_id: str, c: C, at: str | None = None
+        namespace: NSName, memory_id: Id, c: C, at: Anchor | None = None
     ) -> dict[str, Any]:
         return {"visible": await call(svc.visible, c, namespace, memory_id, at)}
 
     @app.post(f"{MEM}/retract", response_model=M.MemoryOut, tags=["memories"])
     async def post_retract(
-        namespace: str, memory_id: str, body: M.RetractIn, c: C
+        namespace: NSName, memory_id: Id, body: M.RetractIn, c: C
     ) -> dict[str, Any]:
         return (await call(svc.retract, c, namespace, memory_id, body.sources, body.id)).to_dict()
 
     @app.post(f"{MEM}/supersede", response_model=M.MemoryOut, tags=["memories"])
     async def post_supersede(
-        namespace: str, memory_id: str, body: M.SupersedeIn, c: C
+        namespace: NSName, memory_id: Id, body: M.SupersedeIn, c: C
     ) -> dict[str, Any]:
         fields = body.model_dump(exclude={"content", "sources"})
         done = await call(
@@ -315,90 +337,87 @@ def _routes(app: FastAPI, served: Served) -> None:
         )
         return done.to_dict()
 
-    SearchIn = M.search_in(served.limits)
-
     @app.post(f"{NS}/search", response_model=M.HitsOut, tags=["memories"])
-    async def post_search(namespace: str, body: SearchIn, c: C) -> dict[str, Any]:  # type: ignore[valid-type]
+    async def post_search(namespace: NSName, body: M.SearchIn, c: C) -> dict[str, Any]:
         """Gated search. Records without a vector yet (past the search's embedding
         budget) are ranked by keyword and marked `explanation.vector_pending`."""
-        b: M.SearchIn = body
-        options = b.model_dump(exclude={"query", "at", "k"})
-        hits = await call(svc.search, c, namespace, b.query, b.at, b.k, **options)
+        options = body.model_dump(exclude={"query", "at", "k"})
+        hits = await call(svc.search, c, namespace, body.query, body.at, body.k, **options)
         return {"hits": [h.to_dict() for h in hits]}
 
     @app.post(f"{NS}/extract", response_model=M.MemoriesOut, tags=["memories"])
-    async def post_extract(namespace: str, body: M.ExtractIn, c: C) -> dict[str, Any]:
+    async def post_extract(namespace: NSName, body: M.ExtractIn, c: C) -> dict[str, Any]:
         done = await call(svc.extract, c, namespace, body.at, body.window)
         return {"memories": [m.to_dict() for m in done], "next_offset": None}
 
     @app.get(f"{NS}/context", response_model=M.ContextOut, tags=["memories"])
     async def get_context(
-        namespace: str,
+        namespace: NSName,
         c: C,
-        at: Annotated[list[str] | None, Query(description="repeat for a scope chain")] = None,
-        query: Annotated[str | None, Query(max_length=served.limits.max_query)] = None,
-        window: Annotated[int | None, Query(ge=0)] = 8,
-        k: Annotated[int | None, Query(ge=0)] = 10,
+        at: Annotated[list[Anchor] | None, Query(description="repeat for a scope chain")] = None,
+        query: QueryText = None,
+        window: Window = 8,
+        k: K = 10,
     ) -> dict[str, Any]:
         anchor: str | list[str] | None = at[0] if at and len(at) == 1 else at
         return (await call(svc.context, c, namespace, anchor, query, window, k)).to_dict()
 
     @app.get(f"{MEM}/score", response_model=M.ScoreOut, tags=["lifecycle"])
     async def get_score(
-        namespace: str, memory_id: str, c: C, now: float | None = None
+        namespace: NSName, memory_id: Id, c: C, now: float | None = None
     ) -> dict[str, Any]:
         return {"score": await call(svc.score, c, namespace, memory_id, now)}
 
     @app.post(f"{MEM}/restore", response_model=M.MemoryOut, tags=["lifecycle"])
-    async def post_restore(namespace: str, memory_id: str, c: C) -> dict[str, Any]:
+    async def post_restore(namespace: NSName, memory_id: Id, c: C) -> dict[str, Any]:
         return (await call(svc.restore, c, namespace, memory_id)).to_dict()
 
     @app.post(f"{NS}/touch", response_model=M.IdsOut, tags=["lifecycle"])
-    async def post_touch(namespace: str, body: M.TouchIn, c: C) -> dict[str, Any]:
+    async def post_touch(namespace: NSName, body: M.TouchIn, c: C) -> dict[str, Any]:
         await call(svc.touch, c, namespace, body.ids, body.now)
         return {"ids": body.ids}
 
     @app.post(f"{NS}/archive", response_model=M.IdsOut, tags=["lifecycle"])
-    async def post_archive(namespace: str, body: M.ArchiveIn, c: C) -> dict[str, Any]:
+    async def post_archive(namespace: NSName, body: M.ArchiveIn, c: C) -> dict[str, Any]:
         return {"ids": await call(svc.archive_expired, c, namespace, body.now)}
 
     @app.get(f"{MEM}", response_model=M.MemoryOut, tags=["memories"])
-    async def get_memory(namespace: str, memory_id: str, c: C) -> dict[str, Any]:
+    async def get_memory(namespace: NSName, memory_id: Id, c: C) -> dict[str, Any]:
         return (await call(svc.get_memory, c, namespace, memory_id)).to_dict()
 
     # ----------------------------------------------------------- branches
     @app.post(f"{NS}/branches", response_model=M.BranchOut, tags=["branches"])
-    async def post_branch(namespace: str, body: M.BranchIn, c: C) -> dict[str, Any]:
+    async def post_branch(namespace: NSName, body: M.BranchIn, c: C) -> dict[str, Any]:
         return (await call(svc.create_branch, c, namespace, body.name, body.at)).to_dict()
 
     @app.get(f"{NS}/branches", response_model=M.BranchesOut, tags=["branches"])
     async def get_branches(
-        namespace: str, c: C, offset: Offset = 0, limit: Limit = None
+        namespace: NSName, c: C, offset: Offset = 0, limit: Limit = None
     ) -> dict[str, Any]:
         return _paged(await call(svc.branches, c, namespace, offset, limit), "branches")
 
     @app.post(f"{NS}/branches/{{name:path}}/head", response_model=M.BranchOut, tags=["branches"])
-    async def post_head(namespace: str, name: str, body: M.HeadIn, c: C) -> dict[str, Any]:
+    async def post_head(namespace: NSName, name: Name, body: M.HeadIn, c: C) -> dict[str, Any]:
         moved = await call(svc.move_branch, c, namespace, name, body.to, body.expected_head)
         return moved.to_dict()
 
     @app.get(f"{NS}/branches/{{name:path}}", response_model=M.BranchOut, tags=["branches"])
-    async def get_branch(namespace: str, name: str, c: C) -> dict[str, Any]:
+    async def get_branch(namespace: NSName, name: Name, c: C) -> dict[str, Any]:
         return (await call(svc.get_branch, c, namespace, name)).to_dict()
 
     @app.delete(f"{NS}/branches/{{name:path}}", response_model=M.DeletedOut, tags=["branches"])
-    async def delete_branch(namespace: str, name: str, c: C) -> dict[str, Any]:
+    async def delete_branch(namespace: NSName, name: Name, c: C) -> dict[str, Any]:
         await call(svc.delete_branch, c, namespace, name)
         return {"deleted": name}
 
     @app.post(f"{NS}/merge", response_model=M.MergeOut, tags=["branches"])
-    async def post_merge(namespace: str, body: M.MergeIn, c: C) -> dict[str, Any]:
+    async def post_merge(namespace: NSName, body: M.MergeIn, c: C) -> dict[str, Any]:
         options = body.model_dump(exclude={"source", "into"})
         return (await call(svc.merge, c, namespace, body.source, body.into, **options)).to_dict()
 
     @app.get(f"{NS}/conflicts", response_model=M.ConflictsOut, tags=["branches"])
     async def get_conflicts(
-        namespace: str, c: C, at: str | None = None, offset: Offset = 0, limit: Limit = None
+        namespace: NSName, c: C, at: Anchor | None = None, offset: Offset = 0, limit: Limit = None
     ) -> dict[str, Any]:
         return _paged(await call(svc.conflicts, c, namespace, at, offset, limit), "conflicts")
 
@@ -406,7 +425,7 @@ def _routes(app: FastAPI, served: Served) -> None:
         f"{NS}/conflicts/{{conflict_id:path}}/resolve", response_model=M.EventOut, tags=["branches"]
     )
     async def post_resolve(
-        namespace: str, conflict_id: str, body: M.ResolveIn, c: C
+        namespace: NSName, conflict_id: Id, body: M.ResolveIn, c: C
     ) -> dict[str, Any]:
         ev = await call(
             svc.resolve, c, namespace, conflict_id, body.keep, body.branch, body.expected_head
@@ -414,28 +433,28 @@ def _routes(app: FastAPI, served: Served) -> None:
         return ev.to_dict()
 
     @app.post(f"{NS}/snapshots", response_model=M.SnapshotOut, tags=["branches"])
-    async def post_snapshot(namespace: str, body: M.SnapshotIn, c: C) -> dict[str, Any]:
+    async def post_snapshot(namespace: NSName, body: M.SnapshotIn, c: C) -> dict[str, Any]:
         return (await call(svc.snapshot, c, namespace, body.branch, body.name)).to_dict()
 
     @app.get(f"{NS}/snapshots", response_model=M.SnapshotsOut, tags=["branches"])
     async def get_snapshots(
-        namespace: str, c: C, offset: Offset = 0, limit: Limit = None
+        namespace: NSName, c: C, offset: Offset = 0, limit: Limit = None
     ) -> dict[str, Any]:
         return _paged(await call(svc.snapshots, c, namespace, offset, limit), "snapshots")
 
     @app.post(f"{NS}/rollback", response_model=M.BranchOut, tags=["branches"])
-    async def post_rollback(namespace: str, body: M.RollbackIn, c: C) -> dict[str, Any]:
+    async def post_rollback(namespace: NSName, body: M.RollbackIn, c: C) -> dict[str, Any]:
         moved = await call(svc.rollback, c, namespace, body.branch, body.to, body.expected_head)
         return moved.to_dict()
 
     @app.get(f"{NS}/history", response_model=M.HistoryOut, tags=["branches"])
     async def get_history(
-        namespace: str, branch: str, c: C, offset: Offset = 0, limit: Limit = None
+        namespace: NSName, branch: Name, c: C, offset: Offset = 0, limit: Limit = None
     ) -> dict[str, Any]:
         return _paged(await call(svc.history, c, namespace, branch, offset, limit), "moves")
 
     @app.post(f"{NS}/prune", response_model=M.IdsOut, tags=["branches"])
-    async def post_prune(namespace: str, body: M.PruneIn, c: C) -> dict[str, Any]:
+    async def post_prune(namespace: NSName, body: M.PruneIn, c: C) -> dict[str, Any]:
         pruned = await call(
             svc.prune_branches, c, namespace, body.prefix, body.older_than, body.now
         )
@@ -443,7 +462,7 @@ def _routes(app: FastAPI, served: Served) -> None:
 
     # -------------------------------------------------------------- admin
     @app.post(f"{NS}/purge", response_model=M.PurgeOut, tags=["admin"])
-    async def post_purge(namespace: str, body: M.PurgeIn, c: C) -> dict[str, Any]:
+    async def post_purge(namespace: NSName, body: M.PurgeIn, c: C) -> dict[str, Any]:
         removed = await call(
             svc.purge, c, namespace, body.events, body.memories, body.whole_namespace
         )
@@ -451,6 +470,6 @@ def _routes(app: FastAPI, served: Served) -> None:
 
     @app.get(f"{NS}/audit", response_model=M.AuditOut, tags=["admin"])
     async def get_audit(
-        namespace: str, c: C, since: float | None = None, offset: Offset = 0, limit: Limit = None
+        namespace: NSName, c: C, since: float | None = None, offset: Offset = 0, limit: Limit = None
     ) -> dict[str, Any]:
         return _paged(await call(svc.audit, c, namespace, since, offset, limit), "entries")

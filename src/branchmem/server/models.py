@@ -4,9 +4,21 @@ dataclasses; these models only describe them."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..validate import MAX_INT
+from .schema import META, Anchor, Id, Name, Query, Text
+
+Role = Literal["user", "assistant", "tool", "system", "note"]
+Kind = Literal["episodic", "semantic", "procedural", "working"]
+Mode = Literal["hybrid", "keyword", "vector"]
+Strategy = Literal["append", "overwrite", "keep_both"]
+Meta = dict[str, Any] | None
+Ids = list[Id]
+Sources = Field(min_length=1, description="event ids (at least one)")
+Importance = Field(0.5, ge=0.0, le=1.0)
 
 
 class _In(BaseModel):
@@ -15,124 +27,116 @@ class _In(BaseModel):
 
 # ---------------------------------------------------------------- requests
 class EventIn(_In):
-    id: str
-    parent: str | list[str] | None = None
-    role: str = "user"
-    content: str = ""
-    meta: dict[str, Any] | None = None
-    branch: str | None = Field(None, description="append under this branch's head (one event)")
-    expected_head: str | None = None
+    id: Id
+    parent: Id | Ids | None = None
+    role: Role = "user"
+    content: Text = ""
+    meta: Meta = Field(None, description=META)
+    branch: Name | None = Field(None, description="append under this branch's head (one event)")
+    expected_head: Id | None = None
 
 
 class EventsIn(_In):
-    events: list[EventIn]
+    events: list[EventIn] = Field(min_length=1)
 
 
 class MemoryIn(_In):
-    content: str
-    sources: list[str] | None = Field(None, description="event ids; omit for a branch write")
-    kind: str = "semantic"
-    key: str | None = None
-    importance: float = 0.5
-    meta: dict[str, Any] | None = None
-    id: str | None = None
+    content: Text
+    sources: Ids | None = Field(
+        None, min_length=1, description="event ids; omit for a branch write"
+    )
+    kind: Kind = "semantic"
+    key: Id | None = None
+    importance: float = Importance
+    meta: Meta = Field(None, description=META)
+    id: Id | None = None
     expires_at: float | None = None
     valid_from: float | None = None
     valid_to: float | None = None
-    branch: str | None = Field(None, description="write on this branch (remember)")
-    event_id: str | None = None
-    role: str | None = None
-    expected_head: str | None = None
+    branch: Name | None = Field(None, description="write on this branch (remember)")
+    event_id: Id | None = None
+    role: Role | None = None
+    expected_head: Id | None = None
 
 
 class MemoriesIn(_In):
-    memories: list[MemoryIn]
+    memories: list[MemoryIn] = Field(min_length=1)
 
 
 class RetractIn(_In):
-    sources: list[str]
-    id: str | None = None
+    sources: Ids = Sources
+    id: Id | None = None
 
 
 class SupersedeIn(_In):
-    content: str
-    sources: list[str]
-    kind: str | None = None
-    key: str | None = None
-    importance: float | None = None
-    meta: dict[str, Any] | None = None
-    id: str | None = None
+    content: Text
+    sources: Ids = Sources
+    kind: Kind | None = None
+    key: Id | None = None
+    importance: float | None = Field(None, ge=0.0, le=1.0)
+    meta: Meta = Field(None, description=META)
+    id: Id | None = None
     expires_at: float | None = None
     valid_from: float | None = None
     valid_to: float | None = None
 
 
 class SearchIn(_In):
-    query: str
-    at: str | list[str] | None
+    query: Query
+    at: Anchor | list[Anchor] | None
     k: int = Field(10, ge=1)
-    mode: str | None = None
-    kind: str | list[str] | None = None
+    mode: Mode | None = None
+    kind: Kind | list[Kind] | None = None
     key_prefix: str | None = None
-    meta: dict[str, Any] | None = None
+    meta: Meta = Field(None, description="fields the records' meta must equal; " + META)
     now: float | None = None
     as_of: float | None = None
     explain: bool = False
 
 
-def search_in(limits: Any) -> type[SearchIn]:
-    """`SearchIn` with the server's query length in its schema (``maxLength``)."""
-    cap = int(limits.max_query)
-    field = Field(
-        max_length=cap,
-        description=f"at most {cap} characters (422 above; `branchmem serve --max-query`)",
-    )
-    return create_model("SearchIn", __base__=SearchIn, query=(str, field))
-
-
 class ExtractIn(_In):
-    at: str
-    window: int = Field(8, ge=1)
+    at: Anchor
+    window: int = Field(8, ge=1, le=MAX_INT)
 
 
 class BranchIn(_In):
-    name: str
-    at: str
+    name: Name
+    at: Anchor
 
 
 class HeadIn(_In):
-    to: str
-    expected_head: str | None = None
+    to: Id
+    expected_head: Id | None = None
 
 
 class MergeIn(_In):
-    source: str
-    into: str
-    strategy: str = "append"
+    source: Anchor
+    into: Name
+    strategy: Strategy = "append"
     fast_forward: bool = True
-    event_id: str | None = None
-    expected_head: str | None = None
+    event_id: Id | None = None
+    expected_head: Id | None = None
 
 
 class ResolveIn(_In):
-    keep: str
-    branch: str
-    expected_head: str | None = None
+    keep: Id
+    branch: Name
+    expected_head: Id | None = None
 
 
 class SnapshotIn(_In):
-    branch: str
-    name: str
+    branch: Name
+    name: Name
 
 
 class RollbackIn(_In):
-    branch: str
-    to: str
-    expected_head: str | None = None
+    branch: Name
+    to: Id = Field(description="a snapshot name or an event id")
+    expected_head: Id | None = None
 
 
 class TouchIn(_In):
-    ids: list[str]
+    ids: Ids
     now: float | None = None
 
 
@@ -141,14 +145,14 @@ class ArchiveIn(_In):
 
 
 class PruneIn(_In):
-    prefix: str
+    prefix: Name
     older_than: float
     now: float | None = None
 
 
 class PurgeIn(_In):
-    events: list[str] = []
-    memories: list[str] = []
+    events: Ids = []
+    memories: Ids = []
     whole_namespace: bool = False
 
 

@@ -20,7 +20,7 @@ from ..model import Branch, Event, Explanation, Memory
 from ..retrieval.embed import Embedder
 from ..retrieval.hit import Hit
 from ..store import Store
-from ..validate import check_namespace
+from ..validate import check_int, check_namespace
 from .auth import Principal
 from .errors import LimitExceeded, PayloadTooLarge
 
@@ -92,9 +92,7 @@ class Page:
 
 
 def page(items: list[T], offset: int, limit: int) -> Page:
-    if offset < 0:
-        raise InvalidInput(f"offset must be 0 or more, got {offset}")
-    end = offset + limit
+    end = check_int(offset, "offset") + limit
     return Page(items[offset:end], end if end < len(items) else None)
 
 

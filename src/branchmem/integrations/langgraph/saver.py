@@ -37,6 +37,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from ...errors import InvalidInput, UnknownBranch
 from ...model import Memory
 from ...store import Store
+from ...validate import check_int
 from . import _keys as k
 from . import _state
 from ._tasks import TASK, link_task, task_of
@@ -277,7 +278,7 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         before_id = get_checkpoint_id(before) if before else None
         if filter:  # compared with metadata as stored: redacted
             filter = self._redact(dict(filter))
-        left = limit
+        left = None if limit is None else check_int(limit, "limit")
         for thread in threads:
             tns = k.thread_namespace(self.namespace, thread)
             for cp_ns, cid in self._checkpoints(tns):

@@ -47,6 +47,7 @@ from ...errors import InvalidInput, UnknownBranch, UnknownEvent
 from ...model import Memory
 from ...redact.scrub import Scrub
 from ...store import Store
+from ...validate import MAX_DEPTH, check_int, check_json, show
 from . import _keys as k
 from ._state import check_thread
 from ._tasks import link_task, task_of
@@ -225,6 +226,8 @@ class BranchmemStore(BaseStore):
             validate_op_namespace(op)
             if isinstance(op, PutOp) and op.value is not None:
                 _check_value(op)
+            elif isinstance(op, (SearchOp, ListNamespacesOp)):
+                _check_page(op)
             if isinstance(op, PutOp) and scrub is not None:
                 for label in op.namespace:  # they keep one user's items from another's
                     scrub.identifier(label, "namespace label")
@@ -364,15 +367,24 @@ def _key(key: str, scrub: Scrub | None) -> str:
 
 
 def _check_value(op: PutOp) -> None:
-    """Items are stored as JSON: refuse anything else before the batch writes."""
+    """Items are stored as JSON: refuse anything else before the batch writes.
+    A value sits two levels down in its record's meta (``{_MARK: {"value": ...}}``),
+    so it may nest two levels less than meta."""
+    what = f"the value put at {show(op.namespace)}, {show(op.key)}"
     try:
-        json.dumps(dict(op.value or {}), allow_nan=False)
-    except (TypeError, ValueError) as exc:
+        check_json(dict(op.value or {}), what, MAX_DEPTH - 2)
+    except InvalidInput as exc:
         raise InvalidInput(
-            f"the value put at {op.namespace!r}, {op.key!r} is not JSON-serialisable ({exc}); "
-            "BranchmemStore keeps values as JSON objects of str, numbers, bools, None, "
-            "lists and dicts"
-        ) from exc
+            f"{exc}. BranchmemStore keeps values as JSON objects of str, numbers, bools, "
+            "None, lists and dicts"
+        ) from None
+
+
+def _check_page(op: SearchOp | ListNamespacesOp) -> None:
+    check_int(op.offset, "offset")
+    check_int(op.limit, "limit")
+    if isinstance(op, ListNamespacesOp) and op.max_depth is not None:
+        check_int(op.max_depth, "max_depth")
 
 
 def _expiry(ttl: Any, config: TTLConfig | None, now: float) -> float | None:
