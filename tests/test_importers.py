@@ -250,14 +250,13 @@ def test_every_fixture_on_every_backend_is_idempotent(
         assert [c.current for c in again.conversations] == [c.current for c in first.conversations]
 
 
-def test_readme_import_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Import your history", 1)[1]
-    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+def test_guide_import_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    guide = (Path(__file__).parents[1] / "docs" / "importers.md").read_text(encoding="utf-8")
+    code = guide.split("```python\n", 1)[1].split("```", 1)[0]
     (tmp_path / "conversations.json").write_bytes((DATA / "chatgpt.json").read_bytes())
     monkeypatch.chdir(tmp_path)
     scope: dict[str, object] = {}
-    exec(compile(code, "README.md", "exec"), scope)
+    exec(compile(code, "docs/importers.md", "exec"), scope)
     store = scope["store"]
     assert isinstance(store, Store)
     assert (
