@@ -76,7 +76,8 @@ def test_serve_does_not_print_a_urls_password(
 ) -> None:
     import uvicorn
 
-    from branchmem import Store, cli_serve
+    from branchmem import Store
+    from branchmem.cli import serve as cli_serve
 
     served: list[object] = []
     monkeypatch.setattr(cli_serve, "_open", lambda args: Store())  # no server needed

@@ -195,7 +195,7 @@ def test_progress_reaches_the_file_size(store: Store) -> None:
 def test_cli_progress_bar_on_a_terminal(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from branchmem import cli_import
+    from branchmem.cli import imports as cli_import
 
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     monkeypatch.setattr(cli_import, "BAR_MIN", 0)

@@ -26,15 +26,14 @@ def test_all_is_sorted_and_complete() -> None:
 
 
 # Packages that need an optional extra (and say so in their docstring).
-OPTIONAL = ("branchmem.integrations.",)
+OPTIONAL = (
+    "branchmem.integrations.",
+    "branchmem.client.",  # server: httpx (the package's own import needs it)
+)
 
 # Modules of the server extra (the rest of branchmem.server must not need it).
 NEEDS_AN_EXTRA = {
     "branchmem.client",  # server: httpx
-    "branchmem.client_branches",  # server: httpx (through client_transport)
-    "branchmem.client_records",  # server: httpx (through client_transport)
-    "branchmem.client_retrieval",  # server: httpx (through client_transport)
-    "branchmem.client_transport",  # server: httpx
     "branchmem.server.app",  # server: fastapi
     "branchmem.server.models",  # server: pydantic
     "branchmem.server.mcp_tools",  # server: mcp

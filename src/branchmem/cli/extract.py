@@ -7,9 +7,9 @@ import argparse
 import json
 from typing import Any
 
-from .errors import InvalidInput
-from .extract import Extractor, LLMExtractor, RuleExtractor, extract
-from .store import Store
+from ..errors import InvalidInput
+from ..extract import Extractor, LLMExtractor, RuleExtractor, extract
+from ..store import Store
 
 
 def register(sub: Any) -> None:

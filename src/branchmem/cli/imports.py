@@ -9,9 +9,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .importers import FORMATS, import_export, read_export
-from .store import Store
-from .validate import MAX_MESSAGE_BYTES, check_namespace
+from ..importers import FORMATS, import_export, read_export
+from ..store import Store
+from ..validate import MAX_MESSAGE_BYTES, check_namespace
 
 
 def register(sub: Any) -> None:

@@ -1,28 +1,35 @@
 """The ``branchmem`` command: a thin shell that parses, calls the public API, and prints.
 
-Each subcommand lives in its own module with ``register(subparsers)``, which adds
-its parser and sets ``func`` (called with the parsed args, returning an exit code).
+Each command group lives in its own module of this package with
+``register(subparsers)``, which adds its parsers and sets ``func`` (called with
+the parsed args, returning an exit code):
+
+- `demo`: ``demo``, the edit / regenerate / switch-back story
+- `search`: ``search``, ``prepare``, ``replay``
+- `evaluate`: ``eval recall``
+- `extract`: ``extract``, ``context``
+- `imports`: ``import``
+- `admin`: ``purge``, ``checkpoint``, ``audit``
+- `serve`: ``serve``, ``mcp`` (the server extra)
+- `keys`: ``keys create|list|revoke|delete``
+
+`main` only builds the parser, runs the command, and turns a `BranchmemError`
+into one line on stderr and exit status 1.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
 
-from . import __version__
-from .errors import BranchmemError
+from .. import __version__
+from ..errors import BranchmemError
 
-# Modules that add subcommands; each has register(subparsers).
-COMMAND_MODULES = (
-    "branchmem.demo",
-    "branchmem.cli_search",
-    "branchmem.cli_extract",
-    "branchmem.cli_serve",
-    "branchmem.cli_import",
-    "branchmem.cli_admin",
-)
+COMMAND_MODULES = ("demo", "search", "evaluate", "extract", "serve", "keys", "imports", "admin")
+"""The modules of this package that add commands, in the order ``--help`` lists them."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,10 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"branchmem {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    import importlib
-
     for name in COMMAND_MODULES:
-        importlib.import_module(name).register(sub)
+        importlib.import_module(f"{__name__}.{name}").register(sub)
     return parser
 
 
@@ -57,7 +62,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

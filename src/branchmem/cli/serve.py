@@ -1,5 +1,5 @@
-"""``branchmem serve``, ``branchmem mcp`` and ``branchmem keys``: thin shells over
-`branchmem.server` (they need the ``server`` extra, except ``keys``)."""
+"""``branchmem serve`` and ``branchmem mcp``: thin shells over `branchmem.server`
+(they need the ``server`` extra, and say so in one line when it is missing)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ import ipaddress
 import sys
 from typing import Any
 
-from .errors import BranchmemError, InvalidInput, StorageError
-
-LOOPBACK = ("127.0.0.1", "::1", "localhost")
+from ..errors import BranchmemError, InvalidInput
+from .keys import keys_option, open_keys
 
 
 def register(sub: Any) -> None:
@@ -28,7 +27,7 @@ def register(sub: Any) -> None:
     serve.add_argument(
         "--db", required=True, help="the SQLite store file (keys in DB.keys) or a PostgreSQL URL"
     )
-    _keys_option(serve)
+    keys_option(serve)
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8080)
     serve.add_argument(
@@ -84,37 +83,6 @@ def register(sub: Any) -> None:
     _redact_option(mcp)
     mcp.set_defaults(func=cmd_mcp)
 
-    keys = sub.add_parser("keys", help="create, list, revoke or delete API keys of a served store")
-    ksub = keys.add_subparsers(dest="keys_command", metavar="ACTION", required=True)
-    create = ksub.add_parser("create", help="make a key; it is printed once, on the last line")
-    create.add_argument("--db", required=True)
-    _keys_option(create)
-    create.add_argument("--principal", required=True, help="who the key acts as (audit actor)")
-    create.add_argument(
-        "--grant",
-        action="append",
-        default=[],
-        metavar="NS:ROLE[:branch=PATTERN]",
-        help="repeatable: alice:write, shared:read, team:write:branch=task/*, user/*:read, "
-        "*:admin; names match literally, '*' is the only wildcard, and \\ escapes "
-        "* ? [ ] : \\ in a name",
-    )
-    create.set_defaults(func=cmd_keys_create)
-    lst = ksub.add_parser("list", help="the keys (never their secrets)")
-    lst.add_argument("--db", required=True)
-    _keys_option(lst)
-    lst.set_defaults(func=cmd_keys_list)
-    revoke = ksub.add_parser("revoke", help="revoke a key by its id")
-    revoke.add_argument("--db", required=True)
-    _keys_option(revoke)
-    revoke.add_argument("key_id", help="the id shown by `keys list` (the part after bm_)")
-    revoke.set_defaults(func=cmd_keys_revoke)
-    delete = ksub.add_parser("delete", help="delete every key of a principal from the keys file")
-    delete.add_argument("--db", required=True)
-    _keys_option(delete)
-    delete.add_argument("--principal", required=True, help="whose keys to delete")
-    delete.set_defaults(func=cmd_keys_delete)
-
 
 def _positive(text: str) -> int:
     n = _at_least_zero(text)
@@ -131,15 +99,6 @@ def _at_least_zero(text: str) -> int:
     if n < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
     return n
-
-
-def _keys_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--keys",
-        default=None,
-        metavar="FILE",
-        help="the keys file (default: DB.keys next to an SQLite store; needed with a URL)",
-    )
 
 
 def _need_server(command: str) -> None:
@@ -165,59 +124,10 @@ def _redact_option(parser: argparse.ArgumentParser) -> None:
 
 
 def _open(args: argparse.Namespace) -> Any:
-    from . import Redactor
-    from .store import Store
+    from ..redact import Redactor
+    from ..store import Store
 
     return Store(args.db, redactor=Redactor(args.redact) if args.redact else None)
-
-
-def _keys(args: argparse.Namespace) -> Any:
-    from .server.auth import KeyStore, keys_path
-
-    path = args.keys
-    if path is None:
-        if "://" in args.db:  # a server database: no file of its own to sit next to
-            raise InvalidInput(
-                "--db is a database URL, so there is no store file to keep the keys next to; "
-                "name a local keys file with --keys FILE (made with mode 0600)"
-            )
-        path = keys_path(args.db)
-    try:
-        return KeyStore(path)
-    except OSError as exc:
-        raise StorageError(f"cannot open the keys file {path!r}: {exc.strerror or exc}") from None
-
-
-def cmd_keys_create(args: argparse.Namespace) -> int:
-    from .server.auth import check_new_key
-
-    check_new_key(args.principal, args.grant)  # before the keys file is made
-    info, key = _keys(args).create(args.principal, args.grant)
-    print(f"key {info.id} for {info.principal}: {', '.join(map(str, info.grants))}")
-    for g in info.grants:
-        print(f"  {g}: {g.describe()}")
-    print("store it now; it is not shown again:")
-    print(key)
-    return 0
-
-
-def cmd_keys_list(args: argparse.Namespace) -> int:
-    for k in _keys(args).list():
-        state = "revoked" if k.revoked_at is not None else "active"
-        print(f"{k.id}\t{k.principal}\t{state}\t{' '.join(map(str, k.grants))}")
-    return 0
-
-
-def cmd_keys_revoke(args: argparse.Namespace) -> int:
-    info = _keys(args).revoke(args.key_id)
-    print(f"revoked {info.id} ({info.principal})")
-    return 0
-
-
-def cmd_keys_delete(args: argparse.Namespace) -> int:
-    gone = _keys(args).delete(args.principal)
-    print(f"deleted {len(gone)} key(s) of {args.principal}: {', '.join(k.id for k in gone)}")
-    return 0
 
 
 def _is_loopback(host: str) -> bool:
@@ -233,16 +143,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     _need_server("serve")
     import uvicorn
 
-    from .backends.pg_conn import public_url
-    from .server.app import create_app
-    from .server.service import Limits
+    from ..backends.pg_conn import public_url
+    from ..server.app import create_app
+    from ..server.service import Limits
 
     if args.no_auth and not _is_loopback(args.host):
         raise InvalidInput(
             f"--no-auth serves only on loopback (127.0.0.1 or ::1), not {args.host!r}; "
             "create a key with `branchmem keys create` to serve beyond this machine"
         )
-    keys = None if args.no_auth else _keys(args)
+    keys = None if args.no_auth else open_keys(args)
     if args.no_auth:
         print(
             "branchmem: warning: serving WITHOUT authentication: every local caller is admin "
@@ -281,11 +191,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     _need_server("mcp")
-    from .server.auth import Grant, Principal
-    from .server.mcp_tools import build_mcp
-    from .server.patterns import escape
-    from .server.served import Served
-    from .server.service import Limits
+    from ..server.auth import Grant, Principal
+    from ..server.mcp_tools import build_mcp
+    from ..server.patterns import escape
+    from ..server.served import Served
+    from ..server.service import Limits
 
     store = _open(args)
     served = Served(store, None, Limits(), args.embedder)

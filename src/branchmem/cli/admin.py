@@ -9,8 +9,8 @@ import json
 import time
 from typing import Any
 
-from .errors import InvalidInput
-from .store import Store
+from ..errors import InvalidInput
+from ..store import Store
 
 _DB_HELP = "SQLite store file or postgresql:// URL (opened, never created)"
 

@@ -1,8 +1,9 @@
-"""The HTTP transport under `branchmem.client.RemoteStore`: requests, errors, pages.
+"""The connection under `branchmem.client.RemoteStore`: requests, errors, pages.
 
-An error answer is rebuilt as the exception the store raised, from its
-``type`` (see `branchmem.server.errors`); a server that does not answer is a
-`StorageError`.
+A `Connection` holds one `httpx.Client` (and through it one transport), the
+key it sends, and the namespace calls default to. An error answer is rebuilt
+as the exception the store raised, from its ``type`` (see
+`branchmem.server.errors`); a server that does not answer is a `StorageError`.
 """
 
 from __future__ import annotations
@@ -13,12 +14,17 @@ from urllib.parse import quote
 
 import httpx
 
-from .errors import StorageError
-from .server.errors import from_payload
+from ..errors import InvalidInput, StorageError
+from ..server.errors import from_payload
 
 
-class Transport:
-    """The connection to a served store and the namespace calls default to."""
+class Connection:
+    """A served store at ``url``, as one key sees it.
+
+    ``transport`` is any `httpx.BaseTransport` (`httpx.MockTransport` in a
+    test); ``http_client`` an `httpx.Client` of your own, whose base URL is
+    then the one used (starlette's ``TestClient`` of an app in this process).
+    """
 
     def __init__(
         self,
@@ -27,24 +33,30 @@ class Transport:
         api_key: str | None = None,
         namespace: str = "default",
         timeout: float = 30.0,
+        transport: httpx.BaseTransport | None = None,
         http_client: httpx.Client | None = None,
     ) -> None:
+        if transport is not None and http_client is not None:
+            raise InvalidInput(
+                "pass transport= or http_client= (a client has its own transport), not both"
+            )
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         if http_client is None:
-            http_client = httpx.Client(base_url=url, timeout=timeout)
+            http_client = httpx.Client(base_url=url, timeout=timeout, transport=transport)
         self._http = http_client
         self.namespace = namespace
 
     def close(self) -> None:
-        """Close the HTTP connection pool."""
+        """Close the HTTP client (and its connection pool)."""
         self._http.close()
 
-    def _url(self, namespace: str | None, *parts: str) -> str:
+    def url(self, namespace: str | None, *parts: str) -> str:
+        """The path of ``parts`` under ``namespace`` (the default one if None)."""
         ns = self.namespace if namespace is None else namespace
         tail = "/".join(quote(p, safe="") for p in parts)
         return f"/v1/namespaces/{quote(ns, safe='')}/{tail}"
 
-    def _send(
+    def send(
         self,
         method: str,
         namespace: str | None,
@@ -52,10 +64,11 @@ class Transport:
         json: Any = None,
         params: Mapping[str, Any] | None = None,
     ) -> Any:
+        """One request; the decoded JSON answer, or the store's exception raised."""
         clean = None if params is None else {k: v for k, v in params.items() if v is not None}
         try:
             r = self._http.request(
-                method, self._url(namespace, *parts), json=json, params=clean, headers=self._headers
+                method, self.url(namespace, *parts), json=json, params=clean, headers=self._headers
             )
         except httpx.HTTPError as exc:
             raise StorageError(f"the server did not answer: {exc}") from exc
@@ -67,17 +80,17 @@ class Transport:
             raise from_payload(body, r.status_code)
         return body
 
-    def _all(self, name: str, namespace: str | None, *parts: str, **params: Any) -> list[Any]:
-        """Every page of a paginated list."""
+    def all(self, name: str, namespace: str | None, *parts: str, **params: Any) -> list[Any]:
+        """Every page of a paginated list (the items under ``name`` of each page)."""
         out: list[Any] = []
         offset: int | None = 0
         while offset is not None:
-            body = self._send("GET", namespace, *parts, params={**params, "offset": offset})
+            body = self.send("GET", namespace, *parts, params={**params, "offset": offset})
             out += body[name]
             offset = body.get("next_offset")
         return out
 
-    def _post_per_namespace(
+    def post_per_namespace(
         self, name: str, rows: list[tuple[str | None, dict[str, Any]]]
     ) -> list[Any]:
         """POST the items of ``rows`` (namespace, item) to ``name``, one request per
@@ -87,7 +100,7 @@ class Transport:
             by_ns.setdefault(ns, []).append(i)
         out: list[Any] = [None] * len(rows)
         for ns, idxs in by_ns.items():
-            done = self._send("POST", ns, name, json={name: [rows[i][1] for i in idxs]})[name]
+            done = self.send("POST", ns, name, json={name: [rows[i][1] for i in idxs]})[name]
             for i, d in zip(idxs, done, strict=True):
                 out[i] = d
         return out

@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .errors import ConflictingEvent, InvalidInput
-from .store import Store
+from ..errors import ConflictingEvent, InvalidInput
+from ..store import Store
 
 # (event id, parent, role, content)
 EVENTS = [

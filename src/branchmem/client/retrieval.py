@@ -1,0 +1,89 @@
+"""Search, context, extraction and the lifecycle over the HTTP API.
+
+Plain functions of a `Connection`, one per `Store` method of the same name;
+`branchmem.client.RemoteStore` calls them. ``namespace=None`` is the
+connection's own. The embedder, tokenizer, query log and extractor are the
+server's: a call that names one is refused rather than silently ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ..context import Context
+from ..errors import InvalidInput
+from ..model import Memory
+from ..retrieval.hit import Hit
+from . import decode
+from .connection import Connection
+
+SERVER_CHOSEN = ("embedder", "tokenizer", "weights", "log")
+"""Search options the server sets once (``branchmem serve``), never a caller."""
+
+
+def search(
+    c: Connection,
+    namespace: str | None,
+    query: str,
+    at: str | Sequence[str] | None,
+    k: int,
+    options: dict[str, Any],
+) -> list[Hit]:
+    for option in SERVER_CHOSEN:
+        if options.get(option) is not None:
+            raise InvalidInput(
+                f"{option}= is chosen by the server (branchmem serve), not per search; leave it out"
+            )
+    anchors = at if at is None or isinstance(at, str) else list(at)
+    body = {"query": query, "at": anchors, "k": k, **options}
+    return [decode.hit(h) for h in c.send("POST", namespace, "search", json=body)["hits"]]
+
+
+def touch(c: Connection, namespace: str | None, ids: Iterable[str], now: float | None) -> None:
+    if isinstance(ids, str):
+        raise InvalidInput("touch() takes a list of memory ids, e.g. touch([m.id])")
+    c.send("POST", namespace, "touch", json={"ids": list(ids), "now": now})
+
+
+def score(c: Connection, namespace: str | None, memory_id: str, now: float | None) -> float:
+    d = c.send("GET", namespace, "memories", memory_id, "score", params={"now": now})
+    return float(d["score"])
+
+
+def archive_expired(c: Connection, namespace: str | None, now: float | None) -> list[str]:
+    return list(c.send("POST", namespace, "archive", json={"now": now})["ids"])
+
+
+def restore(c: Connection, namespace: str | None, memory_id: str) -> Memory:
+    return Memory.from_dict(c.send("POST", namespace, "memories", memory_id, "restore"))
+
+
+def extract(
+    c: Connection, namespace: str | None, at: str, extractor: Any, window: int
+) -> list[Memory]:
+    """With the server's offline rule extractor."""
+    if extractor is not None:
+        raise InvalidInput("extractor= is the server's, not per call; leave it out")
+    d = c.send("POST", namespace, "extract", json={"at": at, "window": window})
+    return [Memory.from_dict(m) for m in d["memories"]]
+
+
+def context(
+    c: Connection,
+    namespace: str | None,
+    at: str | Sequence[str] | None,
+    *,
+    query: str | None,
+    window: int | None,
+    k: int | None,
+    search_options: dict[str, Any],
+) -> Context:
+    if search_options:
+        raise InvalidInput("search options are the server's, not per call; leave them out")
+    anchors = [at] if isinstance(at, str) else None if at is None else list(at)
+    params = {"at": anchors, "query": query, "window": window, "k": k}
+    d = c.send("GET", namespace, "context", params=params)
+    chain = tuple(d["at"]) if isinstance(d["at"], list) else d["at"]
+    mems = [Memory.from_dict(m) for m in d["memories"]]
+    return Context(chain, [dict(m) for m in d["messages"]], mems, d["query"])
