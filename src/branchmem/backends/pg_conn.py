@@ -84,6 +84,22 @@ def columns(rows: list[tuple[Any, ...]], width: int) -> dict[str, Any]:
     return {f"c{i}": list(c) for i, c in enumerate(cols)}
 
 
+def configure(conn: Any) -> None:
+    """Settings of every pooled connection, set once when it opens.
+
+    Custom plans only: psycopg prepares a statement run five times, and
+    PostgreSQL may then switch it to a generic plan, one that ignores the
+    parameters' values. On a distributed PostgreSQL (Citus) such a plan no
+    longer knows which shard ``ns = %(ns)s`` names: it runs on every shard, or
+    fails. Plain PostgreSQL loses nothing: the statements here are cheap to
+    plan and were planned anew on most runs anyway. (A setting of the session,
+    not of the startup packet, so a connection pooler that refuses startup
+    options still passes it; servers before 12 do not have it.)
+    """
+    if conn.info.server_version >= 120000:
+        conn.execute("SET plan_cache_mode = force_custom_plan")
+
+
 def public_url(url: str) -> str:
     """The URL without its password, for messages."""
     return re.sub(r"://([^:/@]*):[^@]*@", r"://\1:***@", url)
@@ -164,6 +180,7 @@ class PgConnection:
             self._pool = psycopg_pool.ConnectionPool(
                 url,
                 kwargs=kwargs,
+                configure=configure,
                 min_size=min_size,
                 max_size=max_size,
                 max_idle=max_idle,
