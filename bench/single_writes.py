@@ -1,9 +1,10 @@
-"""Single writes on SQLite: one ``add_event`` / ``add_memory`` per call, against a
-plain ``INSERT`` of the same row, side by side.
+"""Single writes: one ``add_event`` / ``add_memory`` per call, against a plain
+``INSERT`` of the same row, side by side.
 
-    python bench/single_writes.py                  # 2,000 calls of each, both durabilities
+    python bench/single_writes.py                  # SQLite: 2,000 calls of each, both durabilities
     python bench/gate.py --single-writes           # the same, from the gate benchmark
     python bench/single_writes.py --smoke          # 50 calls of each (seconds)
+    python bench/single_writes.py --backend postgres   # PostgreSQL (bench/single_writes_pg.py)
 
 The baseline is what any application pays to store the row alone: its own
 transaction (``BEGIN; INSERT; COMMIT``) into a table with the same columns
@@ -149,8 +150,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--calls", type=int, default=2000, help="calls of each kind")
     ap.add_argument("--smoke", action="store_true", help="50 calls of each (seconds)")
+    ap.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
+    ap.add_argument("--url", default="postgresql://postgres@127.0.0.1:5432/test")
     args = ap.parse_args()
-    report(50 if args.smoke else args.calls)
+    calls = 50 if args.smoke else args.calls
+    if args.backend == "postgres":
+        from single_writes_pg import report as report_pg
+
+        report_pg(calls, args.url)
+    else:
+        report(calls)
 
 
 if __name__ == "__main__":

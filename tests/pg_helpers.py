@@ -32,12 +32,17 @@ def statement_problem(sql: str, params: Mapping[str, Any]) -> str | None:
 
     Each table a statement reads or writes must be matched by a filter
     ``ns = %(ns)s`` (or, for an insert, the value ``%(ns)s``), and the
-    parameters carry exactly one namespace, a string.
+    parameters carry exactly one namespace, a string. An insert reads no
+    table: a distributed PostgreSQL (Citus) sends one whose rows need a
+    lookup (``INSERT ... SELECT`` with a subquery) through its coordinator,
+    and could not plan one at all under a generic plan.
     """
     if not isinstance(params.get("ns"), str):
         return "no single namespace parameter"
     ctes = set(_CTE.findall(sql))
     tables = [t for t in _TABLE.findall(sql) if t not in ctes]
+    if sql.startswith("INSERT") and len(tables) > 1:
+        return f"an INSERT that reads {', '.join(tables[1:])}"
     bound = len(_NS_FILTER.findall(sql)) + (
         1 if sql.startswith("INSERT") and _NS_VALUE.search(sql) else 0
     )

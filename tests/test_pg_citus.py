@@ -6,12 +6,13 @@ schema is distributed by namespace; the checks of that skip elsewhere.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 import pytest
 
 from branchmem import Store
-from pg_helpers import PG_URL, SKIP_REASON, Tracer, open_backend
+from pg_helpers import PG_URL, SKIP_REASON, Tracer, open_backend, statement_problem
 
 pytestmark = pytest.mark.skipif(not PG_URL, reason=SKIP_REASON)
 
@@ -34,3 +35,57 @@ def test_backend_connections_plan_every_statement_for_its_values(store: Store) -
     with pool.connection() as a, pool.connection() as b:
         for conn in (a, b):
             assert conn.execute("SHOW plan_cache_mode").fetchone() == ("force_custom_plan",)
+
+
+def test_the_statement_check_catches_an_insert_that_reads_a_table() -> None:
+    """Inserts as they were: rows checked or numbered by a subquery."""
+    numbered = (
+        "INSERT INTO audit (ns, seq, at, actor, op, ids) SELECT %(ns)s, (SELECT coalesce("
+        "max(seq), 0) FROM audit WHERE ns = %(ns)s) + u.i, u.at, u.actor, u.op, u.ids FROM "
+        "unnest(%(c0)s::float8[], %(c1)s::text[], %(c2)s::text[], %(c3)s::text[]) WITH "
+        "ORDINALITY AS u(at, actor, op, ids, i)"
+    )
+    checked = (
+        "INSERT INTO vectors (ns, embedder, id, digest, vec) SELECT %(ns)s, %(e)s, u.* FROM "
+        "unnest(%(c0)s::text[], %(c1)s::text[], %(c2)s::bytea[]) AS u(id, digest, vec) WHERE "
+        "EXISTS (SELECT 1 FROM records c WHERE c.ns = %(ns)s AND c.id = u.id)"
+    )
+    for sql in (numbered, checked):
+        assert "an INSERT that reads" in (statement_problem(sql, {"ns": "a"}) or "")
+    plain = "INSERT INTO audit (ns, seq, at) VALUES (%(ns)s, %(v0_0)s, %(v0_1)s)"
+    arrays = "INSERT INTO waits (ns, parent, child) SELECT %(ns)s, u.* FROM unnest(%(c0)s::text[])"
+    assert statement_problem(plain, {"ns": "a"}) is None
+    assert statement_problem(arrays, {"ns": "a"}) is None
+
+
+class _Seen(Tracer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.sql: list[str] = []
+
+    def __call__(self, sql: str, params: Mapping[str, Any]) -> None:
+        super().__call__(sql, params)
+        self.sql.append(sql)
+
+
+def test_a_single_write_inserts_its_rows_as_values() -> None:
+    """The rows of one write go as ``INSERT ... VALUES``, which Citus routes
+    to the namespace's shard (``INSERT ... SELECT`` goes by the coordinator),
+    with nothing looked up inside (the statement check)."""
+    seen = _Seen()
+    store = Store(backend=open_backend(seen))
+    try:
+        store.add_event("e0")
+        store.create_branch("main", at="e0")
+        seen.sql.clear()
+        store.add_event("e1", parent="e0", content="x")
+        store.add_memory("fact", sources=["e1"], id="m1")
+        store.remember("note", branch="main")
+        store.add_events([{"id": f"b{i}", "parent": "e1"} for i in range(3)])
+        inserts = [s for s in seen.sql if s.startswith("INSERT")]
+        tables = {s.split()[2] for s in inserts}
+        assert {"events", "records", "audit", "head_moves", "segments"} <= tables
+        assert all(" VALUES (" in s and "unnest(" not in s for s in inserts), inserts
+    finally:
+        store.close()
+    assert not seen.problems
