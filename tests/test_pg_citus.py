@@ -6,15 +6,36 @@ schema is distributed by namespace; the checks of that skip elsewhere.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from branchmem import Store
-from pg_helpers import PG_URL, SKIP_REASON, Tracer, open_backend, statement_problem
+from branchmem.backends.pg_schema import DISTRIBUTED, REFERENCE, TABLES, citus_statements
+from pg_helpers import (
+    CITUS_SKIP,
+    CITUS_URL,
+    PG_URL,
+    SKIP_REASON,
+    Tracer,
+    open_backend,
+    statement_problem,
+)
 
-pytestmark = pytest.mark.skipif(not PG_URL, reason=SKIP_REASON)
+pg = pytest.mark.skipif(not PG_URL, reason=SKIP_REASON)
+citus = pytest.mark.skipif(not CITUS_URL, reason=CITUS_SKIP)
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "scaling.md"
+
+
+def test_the_distribution_statements_name_every_table_and_are_the_documented_ones() -> None:
+    made = set(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", TABLES)) - {"schema_version"}
+    assert sorted(made) == sorted((*DISTRIBUTED, *REFERENCE))
+    block = DOCS.read_text(encoding="utf-8").split("```sql\n", 1)[1].split("```", 1)[0]
+    documented = [line for line in block.splitlines() if line.startswith("SELECT ")]
+    assert documented == citus_statements()
 
 
 @pytest.fixture
@@ -26,6 +47,7 @@ def store() -> Iterator[Store]:
     assert not tracer.problems
 
 
+@pg
 def test_backend_connections_plan_every_statement_for_its_values(store: Store) -> None:
     """A generic plan (chosen after a prepared statement's fifth run) cannot
     route to one shard on Citus: the backend's connections are pinned to
@@ -68,6 +90,7 @@ class _Seen(Tracer):
         self.sql.append(sql)
 
 
+@pg
 def test_a_single_write_inserts_its_rows_as_values() -> None:
     """The rows of one write go as ``INSERT ... VALUES``, which Citus routes
     to the namespace's shard (``INSERT ... SELECT`` goes by the coordinator),
@@ -89,3 +112,25 @@ def test_a_single_write_inserts_its_rows_as_values() -> None:
     finally:
         store.close()
     assert not seen.problems
+
+
+@citus
+def test_each_test_schema_is_distributed_by_namespace(store: Store) -> None:
+    """With ``BRANCHMEM_TEST_CITUS``, every PostgreSQL test runs on tables
+    distributed as docs/scaling.md says: by ``ns``, in one colocation group,
+    ``counters`` a reference table, ``schema_version`` local."""
+    store.add_event("e0")
+    pool = store._b._pool  # type: ignore[attr-defined]
+    with pool.connection() as conn:
+        rows = conn.execute(
+            "SELECT c.relname, p.partmethod, p.colocationid, "
+            "column_to_column_name(p.logicalrelid, p.partkey) FROM pg_dist_partition p "
+            "JOIN pg_class c ON c.oid = p.logicalrelid "
+            "WHERE c.relnamespace = current_schema()::regnamespace"
+        ).fetchall()
+    found = {name: (method, group, key) for name, method, group, key in rows}
+    assert set(found) == {*DISTRIBUTED, *REFERENCE}
+    assert {found[t][0] for t in DISTRIBUTED} == {"h"}
+    assert {found[t][2] for t in DISTRIBUTED} == {"ns"}
+    assert len({found[t][1] for t in DISTRIBUTED}) == 1
+    assert {found[t][0] for t in REFERENCE} == {"n"}
