@@ -134,3 +134,29 @@ def test_each_test_schema_is_distributed_by_namespace(store: Store) -> None:
     assert {found[t][2] for t in DISTRIBUTED} == {"ns"}
     assert len({found[t][1] for t in DISTRIBUTED}) == 1
     assert {found[t][0] for t in REFERENCE} == {"n"}
+
+
+@pg
+def test_head_moves_numbered_per_branch_follow_namespace_wide_numbers(store: Store) -> None:
+    """Moves were numbered across the namespace before; numbered per branch
+    now, a branch's next move still comes after every earlier one of it."""
+    store.add_event("e0")
+    store.create_branch("a", at="e0")
+    store.create_branch("b", at="e0")
+    for i in range(1, 4):
+        store.add_event(f"a{i}", branch="a")
+        store.add_event(f"b{i}", branch="b")
+    pool = store._b._pool  # type: ignore[attr-defined]
+    with pool.connection() as conn:
+        # As the older code numbered them: 1, 2, 3, ... across both branches.
+        conn.execute(
+            "UPDATE head_moves h SET n = w.k + 100 FROM (SELECT branch, n, row_number() "
+            "OVER (ORDER BY at, n, branch) AS k FROM head_moves) w "
+            "WHERE h.branch = w.branch AND h.n = w.n"
+        )
+        conn.execute("UPDATE head_moves SET n = n - 100")
+    store.add_event("a4", branch="a")
+    store.add_event("b4", branch="b")
+    for name in ("a", "b"):
+        moves = store.history(name)
+        assert [m.to_head for m in moves] == ["e0", *(f"{name}{i}" for i in range(1, 5))]
