@@ -4,6 +4,8 @@ small batch, timed in lock-step.
     git -C . archive main | tar -x -C /tmp/base      # the version to compare against
     python bench/pg_versions.py --base /tmp/base/src --rounds 60
     python bench/pg_versions.py --base /tmp/base/src --rounds 20 --ingest
+    python bench/pg_versions.py --smoke   # this tree against itself, 2 rounds (seconds),
+                                          # where BRANCHMEM_TEST_POSTGRES is set
 
 Two processes, one per source tree (``--base`` and this checkout's ``src``),
 each with a store in a schema of its own on the same server, do the same
@@ -20,6 +22,7 @@ tree's time over the base's. Comparing a tree with itself (``--base`` this
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -28,6 +31,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+PG_ENV = "BRANCHMEM_TEST_POSTGRES"
 CONTENT = "我下个月搬去成都，帮我记一下新地址。"
 CALLS = (("add_event", 20), ("add_memory", 20), ("remember", 10), ("batch of 20", 3))
 INGEST = (("batch of 25000", 1),)
@@ -83,7 +87,7 @@ def worker(url: str, durability: str) -> None:
 
 
 def _start(src: str, url: str, durability: str) -> Any:
-    env = {"PYTHONPATH": src, "PATH": "/usr/bin:/bin"}
+    env = dict(os.environ, PYTHONPATH=src)
     cmd = [sys.executable, __file__, "--worker", "--url", url, "--durability", durability]
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
     if p.stdout.readline().strip() != "ready":
@@ -128,18 +132,28 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--base", help="the src folder of the version to compare against")
-    ap.add_argument("--url", default="postgresql://postgres@127.0.0.1:5432/test")
+    ap.add_argument(
+        "--url", default=os.environ.get(PG_ENV, "postgresql://postgres@127.0.0.1:5432/test")
+    )
     ap.add_argument("--durability", choices=["normal", "full"], default="normal")
     ap.add_argument("--rounds", type=int, default=60)
     ap.add_argument("--ingest", action="store_true", help="batches of 25,000 events instead")
+    ap.add_argument("--smoke", action="store_true", help="this tree against itself, 2 rounds")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
         worker(args.url, args.durability)
         return
+    here = str(Path(__file__).resolve().parents[1] / "src")
+    if args.smoke:
+        url = os.environ.get(PG_ENV)
+        if url:
+            compare(here, here, url, args.durability, 2, CALLS)
+        else:
+            print(f"postgres: skipped ({PG_ENV} is not set)")
+        return
     if not args.base:
         ap.error("--base is required")
-    here = str(Path(__file__).resolve().parents[1] / "src")
     calls = INGEST if args.ingest else CALLS
     compare(args.base, here, args.url, args.durability, args.rounds, calls)
 
