@@ -1,9 +1,11 @@
-"""Single writes on SQLite: one ``add_event`` / ``add_memory`` per call, against a
-plain ``INSERT`` of the same row, side by side.
+"""Single writes: one ``add_event`` / ``add_memory`` per call, against a plain
+``INSERT`` of the same row, side by side.
 
-    python bench/single_writes.py                  # 2,000 calls of each, both durabilities
+    python bench/single_writes.py                  # SQLite: 2,000 calls of each, both durabilities
     python bench/gate.py --single-writes           # the same, from the gate benchmark
-    python bench/single_writes.py --smoke          # 50 calls of each (seconds)
+    python bench/single_writes.py --smoke          # 50 calls of each (seconds; PostgreSQL too
+                                                   # where BRANCHMEM_TEST_POSTGRES is set)
+    python bench/single_writes.py --backend postgres   # PostgreSQL (bench/single_writes_pg.py)
 
 The baseline is what any application pays to store the row alone: its own
 transaction (``BEGIN; INSERT; COMMIT``) into a table with the same columns
@@ -18,6 +20,7 @@ trace hook.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sqlite3
 import sys
@@ -31,6 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from branchmem import Store
 from branchmem.backends.sqlite import DURABILITY
 
+PG_ENV = "BRANCHMEM_TEST_POSTGRES"
+DEFAULT_URL = "postgresql://postgres@127.0.0.1:5432/test"
 CONTENT = "我下个月搬去成都，帮我记一下新地址。"
 
 EVENTS = (
@@ -149,8 +154,22 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--calls", type=int, default=2000, help="calls of each kind")
     ap.add_argument("--smoke", action="store_true", help="50 calls of each (seconds)")
+    ap.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
+    ap.add_argument("--url", default=os.environ.get(PG_ENV, DEFAULT_URL))
     args = ap.parse_args()
-    report(50 if args.smoke else args.calls)
+    from single_writes_pg import report as report_pg
+
+    if args.smoke:
+        report(50)
+        url = os.environ.get(PG_ENV)
+        if url:
+            report_pg(50, url)
+        else:
+            print(f"postgres: skipped ({PG_ENV} is not set)")
+    elif args.backend == "postgres":
+        report_pg(args.calls, args.url)
+    else:
+        report(args.calls)
 
 
 if __name__ == "__main__":

@@ -45,6 +45,7 @@ EXPECTED: dict[str, list[tuple[str, int]]] = {
     "importers": [(r"^  time ratio import / baseline +\d+\.\d\dx$", 1)],
     "ingest": [(r"^sqlite: ingest of 2,000 events .*: \d+\.\d\dx \(goal", 1)],
     "langgraph": [(r"^branchmem vs .*: \d+\.\d\dx the steps/s$", 2)],
+    "pg_versions": [],
     "recall": [
         (r"pass rate \d\.\d\d \(\d+/\d+\) +recall@k \d\.\d{3} +precision@k \d\.\d{3}", 6),
         (r"\(\d+\.\d\dx keyword\)$", 4),
@@ -68,6 +69,10 @@ POSTGRES: dict[str, list[tuple[str, int]]] = {
         (r"^  postgres: writes/s .*: 2 proc \d+$", 2),
     ],
     "ingest": [(r"^postgres: ingest of 2,000 events .*: \d+\.\d\dx \(goal", 1)],
+    "pg_versions": [(r"^  (add_event|add_memory|remember|batch of 20) +base .*: \d\.\d{3} \(", 4)],
+    "single_writes": [
+        (r"^  (add_event|add_memory|remember) +\d+\.\d\dx, \d+ us, \d+ statements in \d+", 6)
+    ],
 }
 SKIPPED = f"postgres: skipped ({PG_ENV} is not set)"
 

@@ -87,3 +87,21 @@ def test_one_tenant_writing_does_not_move_anothers_numbers(
     a2 = store.add_memory("a", sources=["e"], namespace="A")
     assert (a1.seq, a2.seq) == (1, 2)
     assert [m.seq for m in store.records(namespace="B")] == [1, 2, 3, 4, 5]
+
+
+def test_a_number_purged_in_a_transaction_is_given_again_in_it(
+    make_store: Callable[[], Store],
+) -> None:
+    """The next number is one past the highest still stored, even where the
+    purge and the next write share a transaction (numbers counted on in it)."""
+    store = make_store()
+    store.add_event("e")
+    with store._b.transaction():
+        store.add_memories([{"content": "x", "sources": ["e"], "id": f"m{i}"} for i in (1, 2, 3)])
+        store.purge(memories=["m3"])
+        again = store.add_memory("x", sources=["e"], id="m4")
+        store.add_event("f", parent="e")
+    assert again.seq == 3
+    assert [(m.id, m.seq) for m in store.records()] == [("m1", 1), ("m2", 2), ("m4", 3)]
+    audit = [e.seq for e in store.audit()]
+    assert audit == list(range(1, len(audit) + 1))

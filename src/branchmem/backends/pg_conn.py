@@ -18,8 +18,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import StorageError
-from .base import DuplicateIds, Generation
+from .base import Generation
 from .pg_schema import prepare
+from .pg_sql import ID_ARRAY
 from .pg_stream import CopyStream
 from .sqlrows import SEP
 
@@ -29,11 +30,6 @@ Trace = Callable[[str, Mapping[str, Any]], None]
 """Called with every statement and its parameters before it runs (for tests)."""
 
 COPY_FROM = 500  # rows: larger batches go in by COPY
-ID_ARRAY = "string_to_array(%(ids)s, chr(31))"
-"""The ids in the ``ids`` parameter, sent as one string joined by `SEP` (ids
-are printable, so it is in none): cheaper to send than an array."""
-IDS = f"ANY({ID_ARRAY})"
-"""Matches one of the ids in the ``ids`` parameter."""
 
 
 LATERAL_UP_TO = 10_000
@@ -67,21 +63,30 @@ ERASED = (
     "INSERT INTO counters (ns, erasures) VALUES (%(ns)s, 1) "
     "ON CONFLICT (ns) DO UPDATE SET erasures = counters.erasures + 1"
 )
+TOPS = (
+    "SELECT (SELECT coalesce(max(seq), 0) FROM audit WHERE ns = %(ns)s), "
+    "(SELECT coalesce(max(seq), 0) FROM records WHERE ns = %(ns)s)"
+)
+"""The highest audit and record numbers of a namespace, read with its lock."""
+MOVES_TOP = "SELECT coalesce(max(n), 0) FROM head_moves WHERE ns = %(ns)s AND branch = %(b)s"
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}\Z")
 
 
-def unnest(cols: str, types: str, alias: str = "u", *, ordinality: bool = False) -> str:
-    """``unnest(%(c0)s::t0[], ...) AS u(cols)``: one array parameter per column
-    (``WITH ORDINALITY``: the last of ``cols`` names the row number, from 1)."""
-    arrays = ", ".join(f"%(c{i})s::{t.strip()}[]" for i, t in enumerate(types.split(",")))
-    more = " WITH ORDINALITY" if ordinality else ""
-    return f"unnest({arrays}){more} AS {alias}({cols})"
+def configure(conn: Any) -> None:
+    """Settings of every pooled connection, set once when it opens.
 
-
-def columns(rows: list[tuple[Any, ...]], width: int) -> dict[str, Any]:
-    """Rows to the ``c0..cN`` column arrays that `_unnest` reads."""
-    cols = list(zip(*rows, strict=True)) if rows else [() for _ in range(width)]
-    return {f"c{i}": list(c) for i, c in enumerate(cols)}
+    Custom plans only: psycopg prepares a statement run five times, and
+    PostgreSQL may then switch it to a generic plan, one that ignores the
+    parameters' values. On a distributed PostgreSQL (Citus) such a plan no
+    longer knows which shard ``ns = %(ns)s`` names: it runs on every shard, or
+    fails. On plain PostgreSQL every run is planned for its values; timed
+    against the code before, writes did not get slower (docs/scaling.md).
+    (A setting of the session,
+    not of the startup packet, so a connection pooler that refuses startup
+    options still passes it; servers before 12 do not have it.)
+    """
+    if conn.info.server_version >= 120000:
+        conn.execute("SET plan_cache_mode = force_custom_plan")
 
 
 def public_url(url: str) -> str:
@@ -111,6 +116,10 @@ class _Local(threading.local):
         self.empty: set[tuple[str, str]] = set()
         self.stream: CopyStream | None = None  # its open COPY, ended before any statement
         self.after: list[Callable[[], None]] = []  # run once this transaction commits
+        # The highest number stored so far in a numbered table of a namespace
+        # this write transaction holds the lock of, by (table, ns, branch):
+        # audit lines and records by namespace, head moves by branch.
+        self.tops: dict[tuple[str, str, str], int] = {}
 
 
 class PgConnection:
@@ -164,6 +173,7 @@ class PgConnection:
             self._pool = psycopg_pool.ConnectionPool(
                 url,
                 kwargs=kwargs,
+                configure=configure,
                 min_size=min_size,
                 max_size=max_size,
                 max_idle=max_idle,
@@ -210,7 +220,7 @@ class PgConnection:
             # that issues none costs no round trip at all.
             st.conn, st.depth, st.write, st.begun, st.locked = conn, 1, write, False, set()
             st.erasures, st.erasing, st.seg_cache, st.queue, st.sent = None, False, {}, [], False
-            st.view, st.empty, st.after = {}, set(), []
+            st.view, st.empty, st.after, st.tops = {}, set(), [], {}
             try:
                 yield
             except BaseException as exc:
@@ -315,6 +325,7 @@ class PgConnection:
         erasure counter as it commits, and from here on trust no row read before."""
         self._st.erasing = True
         self._st.seg_cache.clear()
+        self._st.tops.clear()  # a number deleted may be given again, as max() + 1 gives it
 
     def transaction(self) -> Any:
         return self._tx(True)
@@ -393,12 +404,17 @@ class PgConnection:
             begin = "BEGIN" if st.write else "BEGIN ISOLATION LEVEL REPEATABLE READ"
             queue.append((begin, None, None))
             st.begun = True
-        count = st.erasures is None
+        # (Once per round trip: a statement queued ahead may have asked already.)
+        count = st.erasures is None and all(q[0] is not READ_ERASED for q in queue)
         if st.write and ns not in st.locked and ns != STORE_ROW:
             # Serialises writers of this namespace until commit or rollback.
             queue.append((LOCK, {"ns": ns}, None))
             st.locked.add(ns)
             count = True  # a purge of it may have committed while we waited
+            if sql is not TOPS:
+                # Nearly every write numbers an audit line, many a record: the
+                # numbers go with the lock, in the same round trip.
+                queue.append((TOPS, {"ns": ns}, lambda cur: self._saw_tops(ns, cur.fetchone())))
         if count and sql is not READ_ERASED:
             queue.append((READ_ERASED, {"ns": STORE_ROW}, self._read_counter))
         queue.append((sql, params, then))
@@ -420,38 +436,12 @@ class PgConnection:
             view = st.view
             self._enqueue(sql, params, lambda cur: view.__setitem__(key, cur.fetchone()[0]))
 
+    def _saw_tops(self, ns: str, row: tuple[Any, ...]) -> None:
+        tops = self._st.tops
+        tops["audit", ns, ""], tops["records", ns, ""] = int(row[0]), int(row[1])
+
     def _read_counter(self, cur: Any) -> None:
         self._saw_erasures(int(cur.fetchone()[0]))
-
-    def _copy(self, table: str, cols: str, types: str, ns: str, rows: list[tuple[Any, ...]]) -> str:
-        """``COPY`` a large batch into ``table`` with ``ns`` on every row.
-
-        ``types`` names the PostgreSQL type of each of ``cols`` (see
-        `CopyStream`). Returns ``"done"``; ``"duplicate"`` if a key already
-        existed (nothing of the batch is left: it runs under a savepoint);
-        ``"skipped"`` (nothing done) for a small batch or outside a begun,
-        locked write transaction. Arrays of many values cost psycopg far more
-        to encode than ``COPY`` rows.
-        """
-        st = self._st
-        if len(rows) < COPY_FROM or st.conn is None or not st.begun or ns not in st.locked:
-            return "skipped"
-        stream = CopyStream(self, table, cols, types, ns)
-        try:
-            stream.write(rows)
-            stream.finish()
-        except DuplicateIds:
-            stream.abort()
-            return "duplicate"
-        return "done"
-
-    def stream(self, table: str, cols: str, types: str, ns: str) -> CopyStream | None:
-        """A `CopyStream` into ``table``, in a write transaction that already
-        holds ``ns``'s lock; None outside one."""
-        st = self._st
-        if st.conn is None or not st.write or not st.begun or ns not in st.locked:
-            return None
-        return CopyStream(self, table, cols, types, ns)
 
     def _ids(self, sql: str, ns: str, ids: Iterable[str]) -> list[tuple[Any, ...]]:
         # One string, not an array: ids are printable, so the separator is in none.

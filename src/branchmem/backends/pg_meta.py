@@ -10,7 +10,8 @@ from typing import Any
 
 from ..branch_types import AuditEntry, HeadMove, Snapshot
 from .base import BranchRow, EventRow, LifeRow, RecordRow
-from .pg_conn import IDS, PgConnection, columns, unnest
+from .pg_rows import PgRows
+from .pg_sql import IDS
 from .sqlrows import (
     BRANCH_COLS,
     EVENT_COLS,
@@ -35,7 +36,7 @@ HAS_LIFECYCLE = (
 )
 
 
-class PgMeta(PgConnection):
+class PgMeta(PgRows):
     """Statements of the `Backend` interface beyond the event graph and records."""
 
     def _records(self, where: str, params: dict[str, Any]) -> list[RecordRow]:
@@ -64,6 +65,7 @@ class PgMeta(PgConnection):
         return [(r.name, r.head) for r in self.list_branch_rows(ns)]
 
     def get_branch_row(self, ns: str, name: str) -> BranchRow | None:
+        self._prefetch_moves_top(ns, name)
         sql = f"SELECT {BRANCH_COLS} FROM branches WHERE ns = %(ns)s AND name = %(name)s"
         rows = self._q(sql, {"ns": ns, "name": name})
         return branch_from_row(rows[0]) if rows else None
@@ -97,26 +99,33 @@ class PgMeta(PgConnection):
         )
 
     def _append(
-        self, table: str, counter: str, cols: str, types: str, ns: str, rows: list[Any]
+        self,
+        table: str,
+        counter: str,
+        cols: str,
+        types: str,
+        ns: str,
+        rows: list[Any],
+        branch: str = "",
     ) -> None:
-        """Insert ``rows`` numbered on from the namespace's highest ``counter``
-        (counted under the namespace lock, so numbers never collide)."""
+        """Insert ``rows`` numbered on from the highest ``counter`` of the
+        namespace (of head moves: of ``branch``) (`PgRows._numbers`)."""
         if rows:
-            self._q(
-                f"INSERT INTO {table} (ns, {counter}, {cols}) SELECT %(ns)s, "
-                f"(SELECT coalesce(max({counter}), 0) FROM {table} WHERE ns = %(ns)s) + u.i, "
-                + ", ".join("u." + c for c in cols.split(", "))
-                + " FROM "
-                + unnest(cols + ", i", types, ordinality=True),
-                {"ns": ns, **columns(rows, len(types.split(",")))},
-                defer=True,
-            )
+            first = self._numbers(table, ns, len(rows), branch)
+            numbered = [(first + i, *r) for i, r in enumerate(rows)]
+            self._insert(table, f"{counter}, {cols}", f"int8, {types}", ns, numbered)
 
     def add_head_moves(self, ns: str, moves: list[HeadMove]) -> None:
-        self._append(
-            "head_moves", "n", MOVE_COLS, "text, text, text, text, text, float8", ns,
-            [(m.branch, m.from_head, m.to_head, m.why, m.actor, m.at) for m in moves],
-        )  # fmt: skip
+        # Numbered per branch: only a branch's own moves are read in order.
+        by_branch: dict[str, list[tuple[Any, ...]]] = {}
+        for m in moves:
+            row = (m.branch, m.from_head, m.to_head, m.why, m.actor, m.at)
+            by_branch.setdefault(m.branch, []).append(row)
+        for branch, rows in by_branch.items():
+            self._append(
+                "head_moves", "n", MOVE_COLS, "text, text, text, text, text, float8", ns, rows,
+                branch,
+            )  # fmt: skip
 
     def head_moves(self, ns: str, name: str) -> list[HeadMove]:
         sql = f"SELECT {MOVE_COLS} FROM head_moves WHERE ns = %(ns)s AND branch = %(b)s ORDER BY n"
@@ -148,22 +157,14 @@ class PgMeta(PgConnection):
         return {r[0]: LifeRow(r[1], r[2], r[3], r[4]) for r in rows}
 
     def put_life(self, ns: str, rows: dict[str, LifeRow]) -> None:
-        if rows:
-            self._q(
-                f"INSERT INTO life (ns, {LIFE_COLS}) SELECT %(ns)s, u.* FROM "
-                + unnest(LIFE_COLS, "text, float8, float8, int4, float8")
-                + " ON CONFLICT (ns, id) DO UPDATE SET archived_at = excluded.archived_at, "
-                "restored_at = excluded.restored_at, uses = excluded.uses, "
-                "last_used = excluded.last_used",
-                {
-                    "ns": ns,
-                    **columns(
-                        [(i, r.archived_at, r.restored_at, r.uses, r.last_used)
-                         for i, r in rows.items()],
-                        5,
-                    ),
-                },
-            )  # fmt: skip
+        self._insert(
+            "life", LIFE_COLS, "text, float8, float8, int4, float8", ns,
+            [(i, r.archived_at, r.restored_at, r.uses, r.last_used) for i, r in rows.items()],
+            " ON CONFLICT (ns, id) DO UPDATE SET archived_at = excluded.archived_at, "
+            "restored_at = excluded.restored_at, uses = excluded.uses, "
+            "last_used = excluded.last_used",
+            defer=False,
+        )  # fmt: skip
 
     def expired_records(self, ns: str, now: float) -> list[str]:
         sql = "SELECT id FROM records WHERE ns = %(ns)s AND expires_at <= %(now)s ORDER BY seq"
@@ -216,12 +217,10 @@ class PgMeta(PgConnection):
             "SELECT seq, at, actor, op, ids FROM audit WHERE ns = %(ns)s ORDER BY seq", {"ns": ns}
         )
         if lines:
-            self._q(
-                "INSERT INTO audit (ns, seq, at, actor, op, ids) SELECT %(ns)s, u.* FROM "
-                + unnest("seq, at, actor, op, ids", "int8, float8, text, text, text"),
-                {"ns": f"\x01purged {uuid.uuid4().hex}", **columns(lines, 5)},
-                defer=True,
-            )
+            self._insert(
+                "audit", "seq, at, actor, op, ids", "int8, float8, text, text, text",
+                f"\x01purged {uuid.uuid4().hex}", lines,
+            )  # fmt: skip
             self._q("DELETE FROM audit WHERE ns = %(ns)s", {"ns": ns}, defer=True)
 
     # vectors ------------------------------------------------------------------
@@ -240,16 +239,15 @@ class PgMeta(PgConnection):
 
     def put_vectors(self, ns: str, embedder: str, rows: list[tuple[str, str, bytes]]) -> None:
         # Only for records still stored: a record purged meanwhile gets no vector.
+        # (Under the namespace's lock, none is purged between this look and the insert.)
         if rows:
-            self._q(
-                "INSERT INTO vectors (ns, embedder, id, digest, vec) SELECT %(ns)s, %(e)s, u.* "
-                f"FROM {unnest('id, digest, vec', 'text, text, bytea')} WHERE EXISTS "
-                "(SELECT 1 FROM records c WHERE c.ns = %(ns)s AND c.id = u.id) "
-                "ON CONFLICT (ns, embedder, id) DO UPDATE SET digest = excluded.digest, "
+            stored = {r[0] for r in self._by_key("id", "records", "id", ns, [r[0] for r in rows])}
+            self._insert(
+                "vectors", "embedder, id, digest, vec", "text, text, text, bytea", ns,
+                [(embedder, *r) for r in rows if r[0] in stored],
+                " ON CONFLICT (ns, embedder, id) DO UPDATE SET digest = excluded.digest, "
                 "vec = excluded.vec",
-                {"ns": ns, "e": embedder, **columns(rows, 3)},
-                defer=True,
-            )
+            )  # fmt: skip
 
     # audit --------------------------------------------------------------------
     def add_audit(self, ns: str, entries: list[AuditEntry]) -> None:

@@ -95,6 +95,30 @@ TABLES += ";\n" + ";\n".join(COUNTERS_AND_VECTORS)
 # (version 3 is the first PostgreSQL schema).
 STEPS: dict[int, list[str]] = {4: COUNTERS_AND_VECTORS}
 
+# On a distributed PostgreSQL (Citus): every table with namespaced rows is
+# distributed by ``ns``, all in one colocation group, so that each statement
+# (which names one namespace) runs on one shard; ``counters`` (one row, under
+# the empty namespace) is a copy on every node, read by every transaction;
+# ``schema_version`` stays a local table on the coordinator (docs/scaling.md).
+DISTRIBUTED = (
+    "events", "waits", "segments", "records", "record_waits", "branches", "head_moves",
+    "snapshots", "audit", "life", "vectors",
+)  # fmt: skip
+REFERENCE = ("counters",)
+
+
+def citus_statements() -> list[str]:
+    """The statements that distribute a store's tables on Citus (run on the
+    coordinator, with the store's schema in the ``search_path``)."""
+    first = DISTRIBUTED[0]
+    out = [f"SELECT create_distributed_table('{first}', 'ns');"]
+    out += [
+        f"SELECT create_distributed_table('{t}', 'ns', colocate_with => '{first}');"
+        for t in DISTRIBUTED[1:]
+    ]
+    return out + [f"SELECT create_reference_table('{t}');" for t in REFERENCE]
+
+
 # One key for "someone is creating or upgrading the schema" (any 64-bit value).
 SETUP_LOCK = 0x6272616E63686D65  # "branchme"
 

@@ -9,6 +9,7 @@ the rest of the batch is checked and placed (`branchmem.ingest_stream`).
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,34 @@ from .base import DuplicateIds
 
 if TYPE_CHECKING:
     from .pg_conn import PgConnection
+
+_QUOTED = re.compile(r"[\"'«»„“”‘’‚]([A-Za-z_][A-Za-z0-9_]*)[\"'«»„“”‘’‚]")
+
+
+def duplicate_key(exc: Exception, table: str) -> bool:
+    """Is ``exc`` a stored key of ``table`` met by an insert or ``COPY``?
+
+    PostgreSQL says so by its code (``23505``). A Citus coordinator re-raises
+    its worker's error without it (``XX000: duplicate key value violates
+    unique constraint "events_pkey_102008"``: the shard's constraint, the
+    table's name with the shard id after it), so there the message must name
+    ``table``'s primary key, quoted, with or without a shard suffix (in any
+    language the server speaks). Taking another error for a duplicate costs
+    little: the batch is planned again with every id looked up, and the error
+    comes back from there.
+    """
+    code = getattr(exc, "sqlstate", None)
+    if code == "23505":
+        return True
+    if code not in ("XX000", None):
+        return False
+    diag = getattr(exc, "diag", None)
+    message = (diag.message_primary if diag is not None else None) or str(exc)
+    key = f"{table}_pkey"
+    for name in _QUOTED.findall(message):
+        if name == key or (name.startswith(key + "_") and name[len(key) + 1 :].isdigit()):
+            return True
+    return False
 
 
 class CopyStream:
@@ -33,6 +62,7 @@ class CopyStream:
     def __init__(self, pg: PgConnection, table: str, cols: str, types: str, ns: str) -> None:
         self._pg = pg
         self._ns = ns
+        self._table = table
         self._sql = f"COPY {table} (ns, {cols}) FROM STDIN (FORMAT BINARY)"
         self._types = ["text", *(t.strip() for t in types.split(","))]
         self._open: Any = None  # the open COPY's context manager
@@ -73,8 +103,10 @@ class CopyStream:
         self._pg._st.stream = None
         try:
             opened.__exit__(None, None, None)
-        except self._pg._psycopg.errors.UniqueViolation as exc:
-            raise DuplicateIds(self._ns) from exc
+        except self._pg._psycopg.Error as exc:
+            if duplicate_key(exc, self._table):
+                raise DuplicateIds(self._ns) from exc
+            raise
 
     def finish(self) -> None:
         """Keep what was written (raises `DuplicateIds` if a key was stored)."""

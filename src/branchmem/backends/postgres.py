@@ -2,8 +2,9 @@
 
 Every statement filters by one namespace (the ``%(ns)s`` parameter), and
 every key leads with it, so a distributed PostgreSQL can shard by namespace
-(docs/scaling.md). Batches travel as one statement over ``unnest`` of arrays
-(large ones by ``COPY``); the gate's read joins the anchor's ``(segment, lo, up_to)`` ranges, passed
+(docs/scaling.md). A few rows go in as one ``INSERT ... VALUES``, more as one
+statement over ``unnest`` of arrays, large batches by ``COPY`` (`pg_sql`,
+`pg_rows`); the gate's read joins the anchor's ``(segment, lo, up_to)`` ranges, passed
 as three arrays, against ``records (ns, seg, pos)`` in one round trip.
 
 Writers: a write transaction takes a transaction-level advisory lock keyed
@@ -22,8 +23,9 @@ from dataclasses import replace
 
 from ..model import Memory
 from .base import DuplicateIds, EventRow, NewSegment, Pos, Ranges, RecordRow
-from .pg_conn import IDS, columns, each_key, unnest
+from .pg_conn import each_key
 from .pg_meta import HAS_LIFECYCLE, PgMeta
+from .pg_sql import IDS, columns, unnest
 from .pg_stream import CopyStream
 from .sqlrows import (
     EVENT_COLS,
@@ -40,6 +42,7 @@ from .sqlrows import (
 PROBE_FROM = 1000
 """Ids from which a lookup of waiting rows first checks that the namespace has any."""
 SEGS = "%(segs)s::int8[]"
+_PAIR_COLS = {"waits": ("parent", "child"), "record_waits": ("event", "record")}
 _EVENT_TYPES = "text, text, text, text, text, float8, int8, int8"
 _REC_TYPES = (
     "int8, text, text, text, text, text, float8, text, text, float8, int8, int8, text, "
@@ -103,16 +106,13 @@ class PostgresBackend(PgMeta):
         if done == "duplicate":
             raise DuplicateIds(ns)
         if done == "skipped":
-            # All or nothing in one statement: no row goes in if one id is stored.
-            # (Under the namespace lock no other writer can add one meanwhile.)
-            got = self._q(
-                f"INSERT INTO events (ns, {EVENT_COLS}) SELECT %(ns)s, u.* FROM "
-                + unnest(EVENT_COLS, _EVENT_TYPES)
-                + " WHERE NOT EXISTS (SELECT 1 FROM events WHERE ns = %(ns)s "
-                "AND id = ANY(%(c0)s)) RETURNING 1",
-                {"ns": ns, **columns(values, 8)},
-            )
+            # All or nothing: a stored id keeps its row, and the rows that went
+            # in beside it come out again (the namespace's lock keeps other
+            # writers away from them meanwhile).
+            tail = " ON CONFLICT DO NOTHING RETURNING id"
+            got = self._insert("events", EVENT_COLS, _EVENT_TYPES, ns, values, tail, defer=False)
             if len(got) != len(values):
+                self._delete("events", "id", ns, [r[0] for r in got])
                 raise DuplicateIds(ns)
 
     def event_stream(self, ns: str) -> EventStream | None:
@@ -158,12 +158,8 @@ class PostgresBackend(PgMeta):
     def _add_pairs(self, table: str, ns: str, pairs: list[tuple[str, str]]) -> None:
         if pairs:
             self._st.empty.discard((table, ns))
-            self._q(
-                f"INSERT INTO {table} SELECT %(ns)s, u.* FROM {unnest('a, b', 'text, text')} "
-                "ON CONFLICT DO NOTHING",
-                {"ns": ns, **columns(pairs, 2)},
-                defer=True,
-            )
+            a, b = _PAIR_COLS[table]
+            self._insert(table, f"{a}, {b}", "text, text", ns, pairs, " ON CONFLICT DO NOTHING")
 
     def waiting_children(self, ns: str, parent_ids: Iterable[str]) -> dict[str, list[str]]:
         return self._pairs("waits", "parent", "child", ns, parent_ids)
@@ -213,18 +209,10 @@ class PostgresBackend(PgMeta):
 
     def put_segments(self, ns: str, new: list[NewSegment], tips: dict[int, int]) -> None:
         fresh = {s.seg for s in new}
-        if new:
-            self._q(
-                "INSERT INTO segments SELECT %(ns)s, u.* FROM "
-                + unnest("seg, parents, tip", "int8, text, int8"),
-                {
-                    "ns": ns,
-                    **columns(
-                        [(s.seg, dump_positions(s.parents), tips.get(s.seg, 0)) for s in new], 3
-                    ),
-                },
-                defer=True,
-            )
+        self._insert(
+            "segments", "seg, parents, tip", "int8, text, int8", ns,
+            [(s.seg, dump_positions(s.parents), tips.get(s.seg, 0)) for s in new],
+        )  # fmt: skip
         moved = [(s, t) for s, t in tips.items() if s not in fresh]
         if moved:
             self._q(
@@ -247,17 +235,11 @@ class PostgresBackend(PgMeta):
         if not rows:
             return []
         # Write order within the namespace, counted under the namespace lock.
-        top = self._q("SELECT max(seq) FROM records WHERE ns = %(ns)s", {"ns": ns})
-        first = 1 + (int(top[0][0]) if top and top[0][0] is not None else 0)
+        first = self._numbers("records", ns, len(rows))
         out = [replace(r.memory, seq=first + i) for i, r in enumerate(rows)]
         values = [record_values(m, r) for m, r in zip(out, rows, strict=True)]
         if self._copy("records", REC_COLS, _REC_TYPES, ns, values) != "done":
-            self._q(
-                f"INSERT INTO records (ns, {REC_COLS}) SELECT %(ns)s, u.* FROM "
-                + unnest(REC_COLS, _REC_TYPES),
-                {"ns": ns, **columns(values, 16)},
-                defer=True,
-            )
+            self._insert("records", REC_COLS, _REC_TYPES, ns, values)
         return out
 
     def set_record_positions(
