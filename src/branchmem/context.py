@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidInput
 from .model import KINDS, Memory
-from .scope import check_anchors
-from .validate import check_int
+from .validate import check_anchors, check_int
 
 if TYPE_CHECKING:
     from .store import Store
