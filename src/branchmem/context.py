@@ -16,7 +16,7 @@ from .model import KINDS, Memory
 from .validate import check_anchors, check_int
 
 if TYPE_CHECKING:
-    from .store import Store
+    from .api import StoreAPI
 
 _LABELS = {
     "zh": (
@@ -82,7 +82,7 @@ class Context:
 
 
 def build_context(
-    store: Store,
+    store: StoreAPI,
     at: str | Sequence[str] | None,
     *,
     query: str | None = None,

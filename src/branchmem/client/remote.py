@@ -129,9 +129,11 @@ class RemoteStore:
         """`Store.get_event`."""
         return records.get_event(self._c, namespace, event_id)
 
-    def path(self, at: str | None, namespace: str | None = None) -> list[Event]:
-        """`Store.path`."""
-        return records.path(self._c, namespace, at)
+    def path(
+        self, at: str | None, namespace: str | None = None, *, last: int | None = None
+    ) -> list[Event]:
+        """`Store.path` (``last=n``: the last ``n`` of the whole path, by place)."""
+        return records.path(self._c, namespace, at, last)
 
     def events(
         self, *, namespace: str | None = None, offset: int = 0, limit: int = 1000

@@ -29,10 +29,14 @@ bottom to top (a module imports only from lines above its own):
 
 5. ``retrieval``: keyword, vector, fusion and the search over the gate, on
    the engine. Its caches are the engine's.
-6. ``store``: `Store`, which holds one engine and delegates (to ``ops``,
-   ``retrieval``, and to ``context``, ``extract`` and ``importers``, which
-   use its public methods like a client would).
-7. The shells: ``cli``, ``client``, ``server``, ``integrations``, ``ui``.
+6. ``api``: `StoreAPI`, the protocol of the public methods that the next
+   layer uses.
+7. ``context``, ``extract``, ``importers``, ``demo``, and the evaluation
+   harnesses ``retrieval.evaluate`` and ``retrieval.scenario_eval``: built on
+   `StoreAPI`, like a client; a `RemoteStore` serves them too.
+8. ``store``: `Store`, which holds one engine and delegates (to ``ops``,
+   ``retrieval`` and the modules of 7).
+9. The shells: ``cli``, ``client``, ``server``, ``integrations``, ``ui``.
 
 Imports under ``TYPE_CHECKING`` and inside functions count too.
 """
