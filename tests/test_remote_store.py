@@ -253,3 +253,21 @@ def test_what_context_and_extract_use_works_the_same_remotely(any_store: Any) ->
     ctx = build_context(s, "e3", query="花生", window=1, k=3, mode="keyword")
     assert [m["content"] for m in ctx.messages] == ["我对花生过敏。"]
     assert [m.id for m in ctx.memories] == ["peanut"]
+
+
+def test_search_keywords_are_listed(any_store: Any) -> None:
+    """Both stores name their search keywords: another is Python's `TypeError`."""
+    s = any_store
+    s.add_event("e1", content="我对花生过敏。")
+    s.add_memory("用户对花生过敏", sources=["e1"], id="peanut")
+    with pytest.raises(TypeError, match="colour"):
+        s.search("花生", at="e1", colour="red")
+    with pytest.raises(TypeError, match="colour"):
+        s.context("e1", query="花生", colour="red")
+    hits = s.search("花生", at="e1", mode="keyword", kind=["semantic"], explain=True)
+    assert [h.memory.id for h in hits] == ["peanut"] and hits[0].explanation is not None
+    if isinstance(s, RemoteStore):
+        with pytest.raises(InvalidInput, match="scope_weights"):
+            s.search("花生", at="e1", scope_weights=[1.0])
+        with pytest.raises(InvalidInput, match="server's"):
+            s.context("e1", query="花生", mode="keyword")

@@ -14,7 +14,6 @@ Switching branches only moves the anchor; nothing is tagged or rewritten.
 
 from __future__ import annotations
 
-import functools
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -23,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 from .backends.base import Backend
 from .branch_types import AuditEntry, Conflict, HeadMove, MergeResult, Snapshot
 from .engine import open_engine
-from .errors import InvalidInput
 from .model import Branch, Event, Explanation, Memory
 from .ops import audit as _audit
 from .ops import branches as _branches
@@ -44,7 +42,10 @@ if TYPE_CHECKING:
     from .context import Context
     from .extract.proposal import Extractor
     from .importers.model import ImportReport
+    from .retrieval.embed import Embedder
+    from .retrieval.fusion import Weights
     from .retrieval.hit import Hit
+    from .retrieval.tokenize import Tokenizer
 
 
 class Store:
@@ -946,12 +947,49 @@ class Store:
         at: str | Sequence[str] | None,
         k: int = 10,
         namespace: str = "default",
-        **options: Any,
+        mode: str = "hybrid",
+        embedder: Embedder | str | None = None,
+        tokenizer: Tokenizer | str | None = None,
+        weights: Weights | None = None,
+        scope_weights: Sequence[float] | None = None,
+        kind: str | Sequence[str] | None = None,
+        key_prefix: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+        now: float | None = None,
+        as_of: float | None = None,
+        explain: bool = False,
+        log: QueryLog | str | os.PathLike[str] | None = None,
+        max_embed: int | None = None,
     ) -> list[Hit]:
-        """The ``k`` records visible at ``at`` that best match ``query`` (gate first,
-        then rank). ``at`` may be a scope chain; ``options`` are those of
-        `branchmem.retrieval.search` (``mode``, ``embedder``, ``weights``,
-        ``kind``, ``key_prefix``, ``meta``, ``now``, ``as_of``, ``explain``, ``log``).
+        """The ``k`` records visible at ``at`` that best match ``query``, best first
+        (gate first, then rank: no search returns a record the gate hides).
+
+        ``at`` is an anchor (event id or branch name) or a scope chain of them:
+        the records visible at any anchor of the chain are ranked together, and
+        each hit's ``via`` names the first anchor that sees it.
+        ``scope_weights`` (one positive number per anchor, default all 1)
+        multiplies the score of the hits each anchor brings, e.g. ``[1.0, 0.8]``
+        to prefer the conversation over the user's long-term memory.
+        ``at=None`` (or ``[]``) finds nothing.
+
+        ``mode`` is ``"hybrid"`` (keyword and vector ranks fused), ``"keyword"``
+        or ``"vector"``. ``embedder`` (an `Embedder` or its name) defaults to
+        ``branchmem.retrieval.default_embedder()``; ``tokenizer`` to
+        ``"bigram"``; ``weights`` (a `Weights`) sets how the signals mix.
+        Filters apply after the gate: ``kind`` (one or a list), ``key_prefix``,
+        ``meta`` (fields the record's ``meta`` must equal), ``as_of`` (created
+        at or before; anchors as they were then). ``now`` (default: the clock)
+        sets recency and what has expired. ``explain=True`` attaches why each
+        hit is visible and how its score was made. ``log`` (a `QueryLog` or a
+        path) appends the search to a JSONL query log; on a store with a
+        redactor, a log given by path records a hash of the query instead.
+        ``max_embed`` caps how many records without a vector this search
+        embeds itself (default: no cap, or the budget of a
+        `BackgroundEmbedder` attached to the store); the others are ranked by
+        keyword alone (`branchmem.retrieval.search` says more).
+
+        Bad values raise `InvalidInput`; a keyword this method does not take
+        raises ``TypeError``, as any Python call does.
 
         >>> store = Store()
         >>> _ = store.add_event("e1", content="我对花生过敏。")
@@ -959,13 +997,26 @@ class Store:
         >>> [h.memory.content for h in store.search("花生", at="e1", embedder="hashing")]
         ['用户对花生过敏']
         """
-        unknown = set(options) - _search_options()
-        if unknown:
-            raise InvalidInput(
-                f"search() got unknown option(s) {sorted(unknown)}; it takes "
-                f"{', '.join(sorted(_search_options()))}"
-            )
-        return _search(self._engine, query, at=at, k=k, namespace=namespace, **options)
+        return _search(
+            self._engine,
+            query,
+            at=at,
+            k=k,
+            namespace=namespace,
+            mode=mode,
+            embedder=embedder,
+            tokenizer=tokenizer,
+            weights=weights,
+            scope_weights=scope_weights,
+            kind=kind,
+            key_prefix=key_prefix,
+            meta=meta,
+            now=now,
+            as_of=as_of,
+            explain=explain,
+            log=log,
+            max_embed=max_embed,
+        )
 
     # ------------------------------------------------------- extraction, context
     def extract(
@@ -1008,14 +1059,27 @@ class Store:
         window: int | None = 8,
         k: int | None = 10,
         namespace: str = "default",
-        **search_options: Any,
+        mode: str = "hybrid",
+        embedder: Embedder | str | None = None,
+        tokenizer: Tokenizer | str | None = None,
+        weights: Weights | None = None,
+        scope_weights: Sequence[float] | None = None,
+        kind: str | Sequence[str] | None = None,
+        key_prefix: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+        now: float | None = None,
+        as_of: float | None = None,
+        explain: bool = False,
+        log: QueryLog | str | os.PathLike[str] | None = None,
+        max_embed: int | None = None,
     ) -> Context:
         """What a model sees at ``at``: the last ``window`` messages on the path
         (root first; ``None`` for the whole path, 0 for none) and up to ``k``
         visible memories (``None`` for all), ranked by `search` for ``query``
         or by importance and recency without one. ``at`` may be a scope chain;
-        the messages then come from its first anchor. ``search_options`` go to
-        `search` (``embedder``, ``mode``, ...).
+        the messages then come from its first anchor. The other keywords are
+        `search`'s, used when there is a ``query``; one this method does not
+        take raises ``TypeError``.
 
         >>> store = Store()
         >>> _ = store.add_event("e1", content="我在阿里巴巴上班。")
@@ -1030,7 +1094,25 @@ class Store:
         from .context import build_context
 
         return build_context(
-            self, at, query=query, window=window, k=k, namespace=namespace, **search_options
+            self,
+            at,
+            query=query,
+            window=window,
+            k=k,
+            namespace=namespace,
+            mode=mode,
+            embedder=embedder,
+            tokenizer=tokenizer,
+            weights=weights,
+            scope_weights=scope_weights,
+            kind=kind,
+            key_prefix=key_prefix,
+            meta=meta,
+            now=now,
+            as_of=as_of,
+            explain=explain,
+            log=log,
+            max_embed=max_embed,
         )
 
     # ----------------------------------------------------------------- imports
@@ -1072,11 +1154,3 @@ class Store:
             progress=progress,
             max_message_bytes=max_message_bytes,
         )
-
-
-@functools.cache
-def _search_options() -> frozenset[str]:
-    import inspect
-
-    params = inspect.signature(_search).parameters
-    return frozenset(params) - {"store", "query", "at", "k", "namespace"}

@@ -20,7 +20,7 @@ from ..errors import InvalidInput
 from ..model import KINDS, Memory
 from ..ops.reads import explain as explain_at
 from ..searchlog import QueryLog
-from ..validate import check_anchors, check_int, check_json, check_utf8, show
+from ..validate import check_anchors, check_int, check_json, check_time, check_utf8, show
 from . import ann, fastfuse
 from .cache import cache_for
 from .candidates import Candidates, Filters, gather
@@ -123,20 +123,14 @@ def search(
     w = weights if weights is not None else Weights()
     if not isinstance(w, Weights):
         raise InvalidInput("weights must be a branchmem.Weights")
-    for name, value in (("now", now), ("as_of", as_of)):
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, (int, float)) or value != value
-        ):
-            raise InvalidInput(
-                f"{name} must be a time in seconds since the epoch, got {show(value)}"
-            )
-    t_now = float(started if now is None else now)
+    at_now, at_time = check_time(now, "now"), check_time(as_of, "as_of")
+    t_now = started if at_now is None else at_now
     emb = _embedder(embedder) if mode != "keyword" else None
     tok = get_tokenizer(tokenizer) if mode != "vector" else None
 
     epoch = cache_for(engine).epoch  # noted before reading: see RankCache.epoch
     filters = Filters(kinds, key_prefix, meta)
-    gathered = gather(engine, anchors, namespace, now, as_of, filters)
+    gathered = gather(engine, anchors, namespace, at_now, at_time, filters)
     cands, via = gathered.mems, gathered.via
     # The candidate set's identity: which anchors, filtered how (keys a kept state).
     key = (namespace, tuple(anchors), repr((kinds, key_prefix, meta, as_of)))
