@@ -38,5 +38,6 @@ bottom to top (a module imports only from lines above its own):
    ``retrieval`` and the modules of 7).
 9. The shells: ``cli``, ``client``, ``server``, ``integrations``, ``ui``.
 
-Imports under ``TYPE_CHECKING`` and inside functions count too.
+Imports under ``TYPE_CHECKING`` and inside functions count too; a test walks
+every module and fails on any cycle (tests/test_layers.py).
 """
