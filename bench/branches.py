@@ -116,7 +116,7 @@ def chain_vs_singles(store: Store, anchors: list[str], repeat: int, label: str) 
         after.append(clock(chain))
         # Drop the copies that carry `via` (kept by the memory backend only):
         # the first read of these scopes in a process, or the first after a purge.
-        store._via_copies.clear()
+        store._engine.via_copies.clear()
         cold.append(clock(chain))
     total = median(singles)
     print(f"  {label}: anchors {anchors}, {sizes} visible, chain returns {len(got)}")

@@ -133,7 +133,7 @@ def cold(tmp: Path, tip: str, repeat: int) -> None:
         for shape in times:
             st = Store(tmp / f"{shape}.db")
             seen: list[str] = []
-            st._b._db.set_trace_callback(seen.append)  # type: ignore[attr-defined]
+            st._engine.backend._db.set_trace_callback(seen.append)  # type: ignore[attr-defined]
             t = time.perf_counter()
             st.memories(at=tip)
             times[shape].append(time.perf_counter() - t)

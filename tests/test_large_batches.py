@@ -14,7 +14,7 @@ def test_a_large_batch_connects_what_waits_on_it(store: Store) -> None:
     batch = [{"id": "p"}] + [{"id": f"e{i}", "parent": f"e{i - 1}" if i else "p"} for i in range(n)]
     batch.append({"id": "q", "parent": f"e{n - 1}"})
     store.add_events(batch)
-    got = store._b.get_events("default", ["w1", "w2", "q"])
+    got = store._engine.backend.get_events("default", ["w1", "w2", "q"])
     assert all(r.pos is not None for r in got.values())
     assert {m.id for m in store.memories(at="q")} == {"m-q"}
     assert {m.id for m in store.memories(at="w2")} == {"m-w2"}

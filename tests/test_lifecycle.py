@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from branchmem import InvalidInput, Store, UnknownAnchor, UnknownMemory
-from branchmem.lifecycle import DAY, HOUR, Policy
+from branchmem.policy import DAY, HOUR, Policy
 
 Clocked = Callable[..., Store]
 

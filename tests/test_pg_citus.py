@@ -53,7 +53,7 @@ def test_backend_connections_plan_every_statement_for_its_values(store: Store) -
     route to one shard on Citus: the backend's connections are pinned to
     custom plans, new ones included."""
     store.add_event("e0")
-    pool = store._b._pool  # type: ignore[attr-defined]
+    pool = store._engine.backend._pool  # type: ignore[attr-defined]
     with pool.connection() as a, pool.connection() as b:
         for conn in (a, b):
             assert conn.execute("SHOW plan_cache_mode").fetchone() == ("force_custom_plan",)
@@ -120,7 +120,7 @@ def test_each_test_schema_is_distributed_by_namespace(store: Store) -> None:
     distributed as docs/scaling.md says: by ``ns``, in one colocation group,
     ``counters`` a reference table, ``schema_version`` local."""
     store.add_event("e0")
-    pool = store._b._pool  # type: ignore[attr-defined]
+    pool = store._engine.backend._pool  # type: ignore[attr-defined]
     with pool.connection() as conn:
         rows = conn.execute(
             "SELECT c.relname, p.partmethod, p.colocationid, "
@@ -146,7 +146,7 @@ def test_head_moves_numbered_per_branch_follow_namespace_wide_numbers(store: Sto
     for i in range(1, 4):
         store.add_event(f"a{i}", branch="a")
         store.add_event(f"b{i}", branch="b")
-    pool = store._b._pool  # type: ignore[attr-defined]
+    pool = store._engine.backend._pool  # type: ignore[attr-defined]
     with pool.connection() as conn:
         # As the older code numbered them: 1, 2, 3, ... across both branches.
         conn.execute(

@@ -15,7 +15,8 @@ from contextlib import contextmanager
 
 import pytest
 
-from branchmem import Store, ingest_stream
+from branchmem import Store
+from branchmem.ops import stream as ingest_stream
 from pg_helpers import PG_URL, SCHEMAS, SKIP_REASON, Tracer, open_backend
 
 psycopg = pytest.importorskip("psycopg")
@@ -123,7 +124,7 @@ def test_the_trigger_raises_the_citus_shape(citus_store: Callable[[], Store]) ->
     store.add_event("e0")
     conn = psycopg.connect(PG_URL, autocommit=True)
     try:
-        table = f"{store._b.schema}.events (ns, id, role, content, created_at)"
+        table = f"{store._engine.backend.schema}.events (ns, id, role, content, created_at)"
         copying = conn.cursor().copy(f"COPY {table} FROM STDIN")
         with pytest.raises(psycopg.errors.InternalError_) as exc, copying as copy:
             copy.write_row(("default", "e0", "user", "", 0))

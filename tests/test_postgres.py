@@ -99,7 +99,7 @@ def test_a_version_3_store_upgrades_in_place(schema: str) -> None:
         with psycopg.connect(PG_URL, autocommit=True) as conn:
             assert conn.execute(f"SELECT count(*) FROM {schema}.vectors").fetchone() == (1,)
         store.purge(memories=["m1"])
-        assert store._generation().erasures == 1
+        assert store._engine.generation().erasures == 1
     with psycopg.connect(PG_URL, autocommit=True) as conn:
         got = conn.execute(f"SELECT version FROM {schema}.schema_version ORDER BY 1").fetchall()
         left = conn.execute(f"SELECT count(*) FROM {schema}.vectors").fetchone()
@@ -379,7 +379,7 @@ def test_key_lookups_give_the_same_rows_either_way(
 
     def answers() -> list[object]:
         with _backend(schema) as store:  # a new one each time: nothing cached
-            b = store._b
+            b = store._engine.backend
             with b.reading():
                 return [
                     {k: (r.event, r.pos) for k, r in b.get_events("default", ids).items()},

@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 
 from branchmem import Store
 from branchmem.backends.base import Generation, Pos
+from branchmem.backends.memory import MemoryBackend
+from branchmem.engine import Engine
 from branchmem.lineage import ancestor_ranges
 from branchmem.lineage_memo import RangesMemo
 from pg_helpers import PG_URL, SKIP_REASON
@@ -67,9 +69,16 @@ def test_an_entry_is_used_only_with_the_fork_points_it_was_built_from() -> None:
     new = {0: (), 1: ((0, 3),), 2: ((0, 1),)}
     assert memo.ranges("ns", (2, 1), lambda segs: {s: new[s] for s in segs}) == {0: 1, 2: 1}
     assert memo._size == 1  # the stale entry replaced, not counted twice
-    # Erasures moved: everything goes.
-    memo.sync(Generation(1, 1))
-    memo.sync(Generation(2, 2))
+    # Erasures moved: the engine that keeps it clears it.
+    engine = Engine(MemoryBackend())
+    engine.ranges_memo = memo
+    engine.attach("ranges", memo)
+    engine.sync(Generation(1, 1))
+    assert memo._size == 0
+    memo.ranges("ns", (2, 1), lambda segs: {s: new[s] for s in segs})
+    engine.sync(Generation(2, 1))  # only writes moved: kept
+    assert memo._size == 1
+    engine.sync(Generation(2, 2))
     assert memo._size == 0
 
 
@@ -118,7 +127,7 @@ def forked_path(store: Store, steps: int) -> str:
 def test_segment_ancestry_returns_true_fork_points(open_store: Callable[..., Store]) -> None:
     s = open_store()
     tip = forked_path(s, 40)
-    b = s._b
+    b = s._engine.backend
     with b.reading():
         pos = b.get_events("default", [tip])[tip].pos
         assert pos is not None
@@ -136,9 +145,9 @@ def test_a_cold_sqlite_read_fetches_the_path_in_one_statement(tmp_path: Path) ->
         tip = forked_path(w, 300)
     with Store(p) as s:  # a new connection: nothing cached
         seen: list[str] = []
-        s._b._db.set_trace_callback(seen.append)  # type: ignore[attr-defined]
+        s._engine.backend._db.set_trace_callback(seen.append)  # type: ignore[attr-defined]
         got = [m.id for m in s.memories(at=tip)]
-        s._b._db.set_trace_callback(None)  # type: ignore[attr-defined]
+        s._engine.backend._db.set_trace_callback(None)  # type: ignore[attr-defined]
     assert got == [f"m{i}" for i in range(0, 300, 3)]
     on_segments = [q for q in seen if "segments" in q]
     assert len(on_segments) == 1, on_segments
@@ -155,7 +164,7 @@ def test_a_segment_from_a_rolled_back_write_is_not_remembered(
     s = open_store()
     s.add_events([{"id": "e1"}, {"id": "e2", "parent": "e1"}, {"id": "e3", "parent": "e2"}])
     s.add_memory("on e2", sources=["e2"], id="m2")
-    with pytest.raises(RuntimeError), s._b.transaction():
+    with pytest.raises(RuntimeError), s._engine.backend.transaction():
         s.add_event("x", parent="e1")  # a new segment under e1
         assert s.memories(at="x") == []  # read inside the write: its ranges are built
         raise RuntimeError("roll back")

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from branchmem import InvalidInput, Redactor, Store
-from branchmem import ingest_stream as streaming
+from branchmem.ops import stream as streaming
 from raw_state import stored_state
 from redact_held import Held, assert_absent, assert_present, held, meta_of, stored_text
 

@@ -131,7 +131,7 @@ def test_raw_personal_data_is_never_stored(
     # with a redactor, a log given by path holds the (redacted) query's hash
     assert json.loads(logged)["query_sha256"] == query_hash(redactor.redact(TEXT))
     if backend_name == "memory":
-        assert_no_raw(list(strings_in(store._b)))
+        assert_no_raw(list(strings_in(store._engine.backend)))
         return
     if backend_name == "postgres":
         # Raw text never reaches the server: no statement carries it, no row holds
@@ -166,7 +166,7 @@ def test_the_checks_see_raw_data_when_no_redactor_is_set(
         assert_no_raw([(tmp_path / "q.jsonl").read_text(encoding="utf-8")])
     if backend_name == "memory":
         with pytest.raises(AssertionError):
-            assert_no_raw(list(strings_in(store._b)))
+            assert_no_raw(list(strings_in(store._engine.backend)))
     elif backend_name == "postgres":
         with pytest.raises(AssertionError):
             assert_no_raw(sent.texts)

@@ -235,3 +235,39 @@ def test_batches_across_namespaces_keep_their_order(two_namespaces: Any) -> None
     assert [(m.id, m.namespace) for m in mems] == [("mb", "bob"), ("ma", "alice"), ("mb2", "bob")]
     assert [m.id for m in s.memories(at="b1", namespace="bob")] == ["mb", "mb2"]
     assert [m.id for m in s.memories(at="a2", namespace="alice")] == ["ma"]
+
+
+def test_what_context_and_extract_use_works_the_same_remotely(any_store: Any) -> None:
+    """`StoreAPI` (path with ``last``, memories, search) on either store: the
+    layers built on it give one answer."""
+    from branchmem.context import build_context
+
+    s = any_store
+    s.add_events([{"id": "e1", "content": "你好"}, {"id": "e2", "parent": "e1", "content": "我"}])
+    s.add_event("e3", parent="e2", content="我对花生过敏。")
+    s.add_memory("用户对花生过敏", sources=["e3"], id="peanut")
+    assert [e.id for e in s.path("e3", last=2)] == ["e2", "e3"]
+    assert s.path("e3", last=0) == [] and len(s.path("e3")) == 3
+    with pytest.raises(InvalidInput):
+        s.path("e3", last=-1)
+    ctx = build_context(s, "e3", query="花生", window=1, k=3, mode="keyword")
+    assert [m["content"] for m in ctx.messages] == ["我对花生过敏。"]
+    assert [m.id for m in ctx.memories] == ["peanut"]
+
+
+def test_search_keywords_are_listed(any_store: Any) -> None:
+    """Both stores name their search keywords: another is Python's `TypeError`."""
+    s = any_store
+    s.add_event("e1", content="我对花生过敏。")
+    s.add_memory("用户对花生过敏", sources=["e1"], id="peanut")
+    with pytest.raises(TypeError, match="colour"):
+        s.search("花生", at="e1", colour="red")
+    with pytest.raises(TypeError, match="colour"):
+        s.context("e1", query="花生", colour="red")
+    hits = s.search("花生", at="e1", mode="keyword", kind=["semantic"], explain=True)
+    assert [h.memory.id for h in hits] == ["peanut"] and hits[0].explanation is not None
+    if isinstance(s, RemoteStore):
+        with pytest.raises(InvalidInput, match="scope_weights"):
+            s.search("花生", at="e1", scope_weights=[1.0])
+        with pytest.raises(InvalidInput, match="server's"):
+            s.context("e1", query="花生", mode="keyword")

@@ -20,7 +20,7 @@ def test_changing_rows_read_changes_nothing_stored(store: Store) -> None:
     store.add_events([{"id": "r"}, {"id": "a", "parent": "r"}, {"id": "w", "parent": "later"}])
     store.add_memory("fact", sources=["a"], id="m1")
     store.retract("m1", sources=["a"])
-    b = store._b
+    b = store._engine.backend
     before = _stored(store)
     with b.reading():
         rows = [*b.get_events("default", ["r", "a", "w"]).values()]
@@ -57,7 +57,7 @@ def test_a_refused_batch_over_namespaces_leaves_waiting_events_waiting(
     with pytest.raises(BranchmemError):
         store.add_events(batch)
     assert _stored(store) == before
-    with store._b.reading():
-        assert store._b.get_events("A", ["w"])["w"].pos is None
+    with store._engine.backend.reading():
+        assert store._engine.backend.get_events("A", ["w"])["w"].pos is None
     store.add_events(batch[:1])
     assert [e.id for e in store.path("w", namespace="A")] == ["p", "w"]

@@ -229,6 +229,41 @@ def test_no_anchor_no_memories_and_bad_input(moving: Store) -> None:
         moving.search("杭州", at="e3", embedder=EMB, weights=Weights(keyword=0, vector=0))
 
 
+@pytest.mark.parametrize(
+    "times",
+    [
+        {"now": 10**400},
+        {"as_of": 10**400},
+        {"now": float("inf")},
+        {"as_of": float("-inf")},
+        {"now": float("nan")},
+        {"now": True},
+        {"as_of": "2024-01-01"},
+    ],
+)
+def test_search_checks_times_as_memories_does(moving: Store, times: dict[str, object]) -> None:
+    """One check of ``now`` and ``as_of`` for reads and searches: the same error,
+    warm or cold (a kept candidate set must not let a bad time through)."""
+    with pytest.raises(InvalidInput) as read:
+        moving.memories(at="e3", **times)  # type: ignore[arg-type]
+    for _ in range(2):  # cold, then with the gate's answer kept from a good search
+        with pytest.raises(InvalidInput) as found:
+            moving.search("杭州", at="e3", embedder=EMB, **times)  # type: ignore[arg-type]
+        assert str(found.value) == str(read.value)
+        moving.search("杭州", at="e3", embedder=EMB)
+
+
+def test_unknown_keywords_are_python_type_errors(moving: Store) -> None:
+    """`search` and `context` list their keywords: another one is refused by
+    Python itself, before anything is read."""
+    with pytest.raises(TypeError, match="colour"):
+        moving.search("杭州", at="e3", colour="red")  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="colour"):
+        moving.context(at="e3", query="杭州", colour="red")  # type: ignore[call-arg]
+    hits = moving.context(at="e3", query="杭州", embedder=EMB, kind="semantic", k=1)
+    assert [m.id for m in hits.memories] == ["hz"]
+
+
 def test_one_ranking_never_mixes_embedders(moving: Store) -> None:
     a, b = HashingEmbedder(64), HashingEmbedder(256)
     ha = moving.search("花生", at="e3", mode="vector", embedder=a)

@@ -15,6 +15,7 @@ MODULES = [
     "branchmem.retrieval.fusion",
     "branchmem.retrieval.search",
     "branchmem.retrieval.querylog",
+    "branchmem.searchlog",
     "branchmem.retrieval.evaluate",
 ]
 

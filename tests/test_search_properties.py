@@ -4,7 +4,7 @@ Random graphs, arrival orders and writes (tests/strategies.py), on every
 backend, for each embedder: every hit is visible at its ``via``, no hit is
 visible at an anchor earlier in the chain than its ``via``, hits come best
 first over the whole chain, and a hybrid search deep enough returns exactly
-the visible set.
+the visible set, each record under the anchor the chain's read names.
 """
 
 from __future__ import annotations
@@ -64,6 +64,9 @@ def check_search(store: Store, hist: History, embedder: Embedder, data: st.DataO
             visible = {m.id for a in chain for m in store.memories(at=a)}
             deep = store.search(query, at=chain, k=1000, embedder=embedder)
             assert {h.memory.id for h in deep} == visible
+            # The candidates are the scope chain's read: each under the same anchor.
+            chained = {(m.id, m.via) for m in store.memories(at=chain)}
+            assert {(h.memory.id, h.via) for h in deep} == chained
 
 
 def run_property(make: Callable[[], Store], embedder: Embedder, examples: int) -> int:

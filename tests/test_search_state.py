@@ -19,11 +19,11 @@ from hypothesis import strategies as st
 from branchmem import HashingEmbedder, Memory, Store, Weights
 from branchmem.backends.base import RecordLog
 from branchmem.retrieval import candidates
-from branchmem.retrieval.cache import cosines, unit_vector
 from branchmem.retrieval.fusion import fuse
 from branchmem.retrieval.keyword import bm25
 from branchmem.retrieval.state import KeywordIndex
 from branchmem.retrieval.tokenize import get_tokenizer
+from branchmem.retrieval.vectors import cosines, unit_vector
 from strategies import History, histories
 
 WORDS = ["杭州", "成都", "花生", "过敏", "预算", "Python", "搬家", "猫"]
@@ -171,7 +171,9 @@ def play(
 
 def test_kept_state_ranks_as_from_scratch(make_store: Callable[[], Store]) -> None:
     grown = play(make_store, check, 40)
-    if isinstance(make_store()._b, RecordLog):  # the backends that can extend kept candidates
+    if isinstance(
+        make_store()._engine.backend, RecordLog
+    ):  # the backends that can extend kept candidates
         assert grown > 0
 
 

@@ -96,7 +96,7 @@ def test_a_number_purged_in_a_transaction_is_given_again_in_it(
     purge and the next write share a transaction (numbers counted on in it)."""
     store = make_store()
     store.add_event("e")
-    with store._b.transaction():
+    with store._engine.backend.transaction():
         store.add_memories([{"content": "x", "sources": ["e"], "id": f"m{i}"} for i in (1, 2, 3)])
         store.purge(memories=["m3"])
         again = store.add_memory("x", sources=["e"], id="m4")

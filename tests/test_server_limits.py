@@ -18,6 +18,7 @@ pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient
 
 from branchmem import Store
+from branchmem.retrieval.background import background_for, keeps_vectors
 from branchmem.server import service as svc
 from branchmem.server.app import create_app
 from branchmem.server.auth import KeyStore
@@ -262,3 +263,12 @@ def test_serve_takes_the_limits_and_says_them_in_its_help(
     assert seen["workers"] == 3 and seen["own"] == 3  # an SQLite file: a connection each
     schemas = seen["spec"]["components"]["schemas"]
     assert schemas["SearchIn"]["properties"]["query"]["maxLength"] == 50
+
+
+def test_a_store_that_keeps_vectors_is_served_with_a_background_embedder(
+    make_app: Callable[..., App],
+) -> None:
+    a = make_app(Limits(max_embed=2))
+    bg = a.app.state.served.embedding
+    assert bg is not None and background_for(a.store) is bg
+    assert keeps_vectors(a.store)

@@ -1,4 +1,4 @@
-"""The examples in the docstrings of `Store` and its mixins run as written."""
+"""The examples in the docstrings of `Store` and its engine run as written."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from branchmem import Store
 
-MODULES = ["branchmem.store", "branchmem.ingest", "branchmem.records", "branchmem.reads"]
+MODULES = ["branchmem.store", "branchmem.engine", "branchmem.policy"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -1,5 +1,5 @@
 """Large batches checked, placed and sent a chunk at a time (PostgreSQL,
-`branchmem.ingest_stream`) give what the plain path gives on every backend:
+`branchmem.ops.stream`) give what the plain path gives on every backend:
 the same positions, the same error, nothing stored when the batch fails.
 
 Chunks of 4 events here, so that small batches stream; one test uses a
@@ -16,8 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from branchmem import Store, ingest_stream
+from branchmem import Store
 from branchmem.errors import BranchmemError
+from branchmem.ops import stream as ingest_stream
 from pg_helpers import examples
 from strategies import History, histories
 
@@ -65,7 +66,7 @@ def unstreamed(store: Store, batch: list[Item]) -> None:
 
 
 def stored(store: Store, ids: list[str], ns: str = "default") -> dict[str, Any]:
-    return store._b.event_positions(ns, ids)
+    return store._engine.backend.event_positions(ns, ids)
 
 
 def test_positions_match_the_plain_path(
@@ -224,7 +225,7 @@ def test_a_failed_batch_inside_a_transaction_leaves_nothing(
     the failed batch had sent are undone (its savepoint) and the rest commits."""
     store = make_store()
     bad = [*chain(30), {"id": "e3", "parent": "e2", "content": "other"}]
-    with store._b.transaction():
+    with store._engine.backend.transaction():
         with pytest.raises(BranchmemError):
             store.add_events(bad)
         store.add_events(chain(10, "f"))
@@ -250,7 +251,7 @@ def test_a_streamed_batch_looks_up_before_it_sends(
     for i in range(0, 30, 3):  # edits far back: forks from stored events
         batch.insert(i + 5, {"id": f"g{i}", "parent": f"e{i // 3}"})
     sent: list[str] = []
-    trace = getattr(store._b, "_trace", None)
+    trace = getattr(store._engine.backend, "_trace", None)
 
     def traced(sql: str, params: Any) -> None:
         sent.append(sql)
@@ -258,7 +259,7 @@ def test_a_streamed_batch_looks_up_before_it_sends(
             trace(sql, params)
 
     if backend_name == "postgres":
-        store._b._trace = traced
+        store._engine.backend._trace = traced
     store.add_events(batch)
     if backend_name == "postgres":  # (the one backend that streams)
         assert streams

@@ -49,7 +49,7 @@ def ingest(store: Store, parts: list[list[dict[str, Any]]]) -> list[object]:
         except BranchmemError as exc:
             out.append(type(exc))
             continue
-        got = store._b.get_events("default", [e["id"] for e in part])
+        got = store._engine.backend.get_events("default", [e["id"] for e in part])
         out.append(sorted((i, r.pos) for i, r in got.items()))
     return out
 
@@ -79,7 +79,7 @@ def test_one_lookup_for_the_tips_of_many_segments(
         [{"id": f"r{i}"} for i in range(5)] + [{"id": f"c{i}", "parent": f"r{i}"} for i in range(5)]
     )
     calls: list[list[int]] = []
-    real = store._b.segment_tips
+    real = store._engine.backend.segment_tips
 
     def counted(ns: str, segs: Any) -> dict[int, int]:
         calls.append(sorted(segs))
@@ -87,13 +87,13 @@ def test_one_lookup_for_the_tips_of_many_segments(
 
     # Forks from the middle of five stored segments, and replies at their ends.
     with monkeypatch.context() as m:  # undone before the store is closed
-        m.setattr(store._b, "segment_tips", counted)
+        m.setattr(store._engine.backend, "segment_tips", counted)
         store.add_events(
             [{"id": f"f{i}", "parent": f"r{i}"} for i in range(5)]
             + [{"id": f"d{i}", "parent": f"c{i}"} for i in range(5)]
         )
     assert len(calls) == 1 and len(calls[0]) == 5
-    pos = store._b.get_events("default", [f"d{i}" for i in range(5)])
+    pos = store._engine.backend.get_events("default", [f"d{i}" for i in range(5)])
     assert all(r.pos is not None and r.pos[1] == 2 for r in pos.values())
 
 
@@ -113,5 +113,5 @@ def test_a_cycle_after_waiting_events_is_refused_as_a_cycle(store: Store) -> Non
         store.add_events(batch)
     assert state(store) == before
     store.add_events(batch[:3])
-    got = store._b.get_events("default", ["e1", "e2", "e3"])
+    got = store._engine.backend.get_events("default", ["e1", "e2", "e3"])
     assert all(r.pos is not None for r in got.values())

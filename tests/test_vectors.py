@@ -90,7 +90,7 @@ def test_vectors_go_with_purged_records(reopen: Callable[[], Store]) -> None:
     store = reopen()
     fill(store)
     ranking(store, emb)
-    b = store._b
+    b = store._engine.backend
     assert isinstance(b, VectorStore)
     assert set(b.get_vectors("default", emb.name, ["m0", "m1"])) == {"m0", "m1"}
     store.purge(memories=["m0"])
@@ -108,7 +108,7 @@ def test_a_stored_vector_for_other_text_is_not_used(reopen: Callable[[], Store])
     emb = Counting()
     store = reopen()
     fill(store)
-    b = store._b
+    b = store._engine.backend
     assert isinstance(b, VectorStore)
     with b.transaction():
         b.put_vectors("default", emb.name, [("m0", "not the digest", b"\0" * 4 * emb.dim)])

@@ -33,8 +33,8 @@ from .errors import (
     UnknownNamespace,
     UnknownSnapshot,
 )
-from .lifecycle import Policy
 from .model import KINDS, Branch, Event, Explanation, Memory, SourceStatus
+from .policy import Policy
 from .redact import Redactor
 from .retrieval import (
     BackgroundEmbedder,

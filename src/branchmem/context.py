@@ -7,17 +7,22 @@ gate before any ranking, so nothing from a sibling branch reaches the prompt.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidInput
 from .model import KINDS, Memory
-from .scope import check_anchors
-from .validate import check_int
+from .validate import check_anchors, check_int
 
 if TYPE_CHECKING:
-    from .store import Store
+    import os
+
+    from .api import StoreAPI
+    from .retrieval.embed import Embedder
+    from .retrieval.fusion import Weights
+    from .retrieval.tokenize import Tokenizer
+    from .searchlog import QueryLog
 
 _LABELS = {
     "zh": (
@@ -83,16 +88,29 @@ class Context:
 
 
 def build_context(
-    store: Store,
+    store: StoreAPI,
     at: str | Sequence[str] | None,
     *,
     query: str | None = None,
     window: int | None = 8,
     k: int | None = 10,
     namespace: str = "default",
-    **search_options: Any,
+    mode: str = "hybrid",
+    embedder: Embedder | str | None = None,
+    tokenizer: Tokenizer | str | None = None,
+    weights: Weights | None = None,
+    scope_weights: Sequence[float] | None = None,
+    kind: str | Sequence[str] | None = None,
+    key_prefix: str | None = None,
+    meta: Mapping[str, Any] | None = None,
+    now: float | None = None,
+    as_of: float | None = None,
+    explain: bool = False,
+    log: QueryLog | str | os.PathLike[str] | None = None,
+    max_embed: int | None = None,
 ) -> Context:
-    """The `Context` at ``at`` (see `Store.context`)."""
+    """The `Context` at ``at`` (see `Store.context`); the keywords after
+    ``namespace`` go to ``store.search`` when there is a ``query``."""
     for name, v in (("window", window), ("k", k)):
         if v is not None:
             check_int(v, f"{name} (or None, for no limit)")
@@ -121,7 +139,25 @@ def build_context(
     if not limit:
         memories: list[Memory] = []
     elif query:
-        hits = store.search(query, at=at, k=limit, namespace=namespace, **search_options)
+        hits = store.search(
+            query,
+            at=at,
+            k=limit,
+            namespace=namespace,
+            mode=mode,
+            embedder=embedder,
+            tokenizer=tokenizer,
+            weights=weights,
+            scope_weights=scope_weights,
+            kind=kind,
+            key_prefix=key_prefix,
+            meta=meta,
+            now=now,
+            as_of=as_of,
+            explain=explain,
+            log=log,
+            max_embed=max_embed,
+        )
         memories = [h.memory for h in hits if h.memory.target is None]
     else:
         memories = sorted(visible, key=lambda m: (-m.importance, -m.seq))[:limit]

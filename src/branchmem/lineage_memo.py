@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from itertools import islice
 
-from .backends.base import Generation, Pos
+from .backends.base import Pos
 from .lineage import SegParents
 
 
@@ -29,7 +29,7 @@ class RangesMemo:
 
     - everything goes when the store's `Generation` ``erasures`` moved (a purge
       may rebuild a namespace with the same segment numbers), by this `Store`
-      or another on the same file;
+      or another on the same file: the engine clears it (`Engine.sync`);
     - an entry keeps the fork-point tuple the backend gave for its segment and
       is used only while the backend returns that same object. A backend drops
       its segment cache on a rollback and after an erasure, so a segment made
@@ -40,18 +40,20 @@ class RangesMemo:
     def __init__(self, limit: int = 1_000_000) -> None:
         self.limit = limit
         self._size = 0
-        self._erasures: int | None = None
         self._above: dict[tuple[str, int], tuple[tuple[Pos, ...], dict[int, int]]] = {}
 
     def clear(self) -> None:
+        """Drop everything (the engine does when something was erased)."""
         self._above.clear()
         self._size = 0
 
-    def sync(self, gen: Generation) -> None:
-        """Drop everything if something was erased since the last call."""
-        if gen.erasures != self._erasures:
-            self.clear()
-            self._erasures = gen.erasures
+    def forget(self, ns: str, ids: list[str] | None) -> None:
+        """A purge through the engine: a whole namespace's entries go (its
+        segment numbers may be used again); purged records change no ranges."""
+        if ids is None:
+            gone = [k for k in self._above if k[0] == ns]
+            for k in gone:
+                self._size -= len(self._above.pop(k)[1])
 
     def ranges(self, ns: str, pos: Pos, fetch: SegParents) -> dict[int, int]:
         """Equal to `ancestor_ranges` (a property test holds it to that).

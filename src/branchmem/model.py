@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
@@ -16,6 +17,16 @@ RETRACTION = "retraction"
 """Kind of the gated records written by `Store.retract` (never a caller's kind)."""
 
 ROLES = ("user", "assistant", "tool", "system", "note")
+
+
+def new_event_id() -> str:
+    """A fresh event id, for an event the store writes itself (a note, a merge)."""
+    return "ev_" + uuid.uuid4().hex
+
+
+def new_record_id() -> str:
+    """A fresh record id, for a record written without one."""
+    return "m_" + uuid.uuid4().hex
 
 
 def copy_json(value: Any) -> Any:

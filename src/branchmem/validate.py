@@ -417,3 +417,22 @@ def check_batch(items: Any, method: str, what: str) -> list[Any]:
             f"{show(items)}; wrap a single {what} in a list"
         )
     return list(items)
+
+
+def check_actor(actor: Any) -> str | None:
+    """``None`` or the id of who makes a change (kept in the audit log)."""
+    return None if actor is None else check_id(actor, "actor")
+
+
+def check_anchors(at: Any) -> list[str]:
+    """A scope chain: a list (or tuple) of anchors, each once, in the given order."""
+    if not isinstance(at, (list, tuple)):
+        raise InvalidInput(
+            f"`at` must be an event id, a branch name, or a list of them; got {show(at)}"
+        )
+    for a in at:
+        if not isinstance(a, str) or not a:
+            raise InvalidInput(
+                f"every anchor in `at` must be an event id or a branch name, got {show(a)}"
+            )
+    return list(dict.fromkeys(at))

@@ -1,7 +1,7 @@
 """The storage interface every backend implements.
 
 A backend stores and fetches rows; it knows nothing of the gate, branches or
-ranking, which live once above it (`branchmem.store`, `branchmem.lineage`).
+ranking, which live once above it (`branchmem.gate`, `branchmem.ops`, `branchmem.lineage`).
 Positions are ``(segment, seq)`` pairs assigned by `branchmem.lineage`.
 Every method takes the namespace first; nothing crosses namespaces.
 """
@@ -361,7 +361,7 @@ class RecordLog(Protocol):
 class QueryLogRegistry(Protocol):
     """Optional (found with ``isinstance``): the query logs that searches of
     this store wrote to, kept with the store so that a purge in any later
-    process reaches them (`branchmem.purge`). Paths are absolute."""
+    process reaches them (`branchmem.ops.purge`). Paths are absolute."""
 
     def query_logs(self) -> list[str]: ...
 

@@ -3,7 +3,7 @@
 psycopg writes ``COPY``'s binary format a row at a time in C and sends it as
 its buffer fills, so the server stores the first rows while the caller is
 still producing the next: a large batch's events go out chunk by chunk while
-the rest of the batch is checked and placed (`branchmem.ingest_stream`).
+the rest of the batch is checked and placed (`branchmem.ops.stream`).
 """
 
 from __future__ import annotations

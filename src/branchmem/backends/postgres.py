@@ -51,7 +51,7 @@ _REC_TYPES = (
 
 
 class EventStream:
-    """`CopyStream` of `EventRow` objects (the interface `branchmem.ingest_stream` uses)."""
+    """`CopyStream` of `EventRow` objects (the interface `branchmem.ops.stream` uses)."""
 
     def __init__(self, copy: CopyStream) -> None:
         self._copy = copy
@@ -117,7 +117,7 @@ class PostgresBackend(PgMeta):
 
     def event_stream(self, ns: str) -> EventStream | None:
         """New events of ``ns`` sent to the server while the caller goes on
-        (see `branchmem.ingest_stream`); None outside a write transaction that
+        (see `branchmem.ops.stream`); None outside a write transaction that
         holds the namespace's lock."""
         copy = self.stream("events", EVENT_COLS, _EVENT_TYPES, ns)
         return None if copy is None else EventStream(copy)

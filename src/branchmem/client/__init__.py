@@ -22,7 +22,16 @@ its area.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..errors import BranchmemError
 from .remote import RemoteStore
+
+if TYPE_CHECKING:
+    from ..api import StoreAPI
+
+    def _fits(store: RemoteStore) -> StoreAPI:
+        return store  # checked by mypy: context, extract and importers take a RemoteStore
+
 
 __all__ = ["BranchmemError", "RemoteStore"]

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..model import Event, Explanation, Memory
+from ..validate import check_int
 from . import decode
 from .connection import Connection
 
@@ -49,8 +50,11 @@ def get_event(c: Connection, namespace: str | None, event_id: str) -> Event:
     return Event.from_dict(c.send("GET", namespace, "events", event_id))
 
 
-def path(c: Connection, namespace: str | None, at: str | None) -> list[Event]:
-    return [Event.from_dict(d) for d in c.all("events", namespace, "path", at=at)]
+def path(c: Connection, namespace: str | None, at: str | None, last: int | None) -> list[Event]:
+    if last is not None:
+        check_int(last, "last")
+    events = [Event.from_dict(d) for d in c.all("events", namespace, "path", at=at)]
+    return events if last is None else events[-last:] if last else []
 
 
 def events(c: Connection, namespace: str | None, offset: int, limit: int) -> list[Event]:

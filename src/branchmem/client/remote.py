@@ -4,6 +4,7 @@ signatures, each handed to the function of its area (`records`, `retrieval`,
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -13,7 +14,11 @@ from ..branch_types import AuditEntry, Conflict, HeadMove, MergeResult, Snapshot
 from ..context import Context
 from ..importers.model import ImportReport
 from ..model import Branch, Event, Explanation, Memory
+from ..retrieval.embed import Embedder
+from ..retrieval.fusion import Weights
 from ..retrieval.hit import Hit
+from ..retrieval.tokenize import Tokenizer
+from ..searchlog import QueryLog
 from ..validate import MAX_MESSAGE_BYTES
 from . import admin, branches, records, retrieval
 from .connection import Connection
@@ -129,9 +134,11 @@ class RemoteStore:
         """`Store.get_event`."""
         return records.get_event(self._c, namespace, event_id)
 
-    def path(self, at: str | None, namespace: str | None = None) -> list[Event]:
-        """`Store.path`."""
-        return records.path(self._c, namespace, at)
+    def path(
+        self, at: str | None, namespace: str | None = None, *, last: int | None = None
+    ) -> list[Event]:
+        """`Store.path` (``last=n``: the last ``n`` of the whole path, by place)."""
+        return records.path(self._c, namespace, at, last)
 
     def events(
         self, *, namespace: str | None = None, offset: int = 0, limit: int = 1000
@@ -277,10 +284,24 @@ class RemoteStore:
         at: str | Sequence[str] | None,
         k: int = 10,
         namespace: str | None = None,
-        **options: Any,
+        mode: str | None = None,
+        embedder: Embedder | str | None = None,
+        tokenizer: Tokenizer | str | None = None,
+        weights: Weights | None = None,
+        scope_weights: Sequence[float] | None = None,
+        kind: str | Sequence[str] | None = None,
+        key_prefix: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+        now: float | None = None,
+        as_of: float | None = None,
+        explain: bool = False,
+        log: QueryLog | str | os.PathLike[str] | None = None,
+        max_embed: int | None = None,
     ) -> list[Hit]:
-        """`Store.search` (options: ``mode``, ``kind``, ``key_prefix``, ``meta``,
-        ``now``, ``as_of``, ``explain``). The embedder is the server's."""
+        """`Store.search` (``mode``, ``kind``, ``key_prefix``, ``meta``, ``now``,
+        ``as_of``, ``explain``); the other options are the server's, and naming
+        one is refused. A keyword it does not take raises ``TypeError``."""
+        options = {o: v for o, v in locals().items() if o in retrieval.OPTIONS}  # the keywords
         return retrieval.search(self._c, namespace, query, at, k, options)
 
     def touch(
@@ -332,11 +353,25 @@ class RemoteStore:
         window: int | None = 8,
         k: int | None = 10,
         namespace: str | None = None,
-        **search_options: Any,
+        mode: str | None = None,
+        embedder: Embedder | str | None = None,
+        tokenizer: Tokenizer | str | None = None,
+        weights: Weights | None = None,
+        scope_weights: Sequence[float] | None = None,
+        kind: str | Sequence[str] | None = None,
+        key_prefix: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+        now: float | None = None,
+        as_of: float | None = None,
+        explain: bool | None = None,
+        log: QueryLog | str | os.PathLike[str] | None = None,
+        max_embed: int | None = None,
     ) -> Context:
-        """`Store.context` (search options are the server's)."""
+        """`Store.context` (its search options are the server's: naming one is
+        refused; a keyword it does not take raises ``TypeError``)."""
+        options = {o: v for o, v in locals().items() if o in retrieval.OPTIONS}  # the keywords
         return retrieval.context(
-            self._c, namespace, at, query=query, window=window, k=k, search_options=search_options
+            self._c, namespace, at, query=query, window=window, k=k, search_options=options
         )
 
     # -- branches, snapshots, merges, conflicts (branches.py)

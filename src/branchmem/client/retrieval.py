@@ -18,8 +18,14 @@ from ..retrieval.hit import Hit
 from . import decode
 from .connection import Connection
 
-SERVER_CHOSEN = ("embedder", "tokenizer", "weights", "log")
+SERVER_CHOSEN = ("embedder", "tokenizer", "weights", "log", "max_embed")
 """Search options the server sets once (``branchmem serve``), never a caller."""
+NOT_SERVED = ("scope_weights",)
+"""Search options the HTTP API does not take."""
+OPTIONS = frozenset(
+    ("mode", "kind", "key_prefix", "meta", "now", "as_of", "explain", *SERVER_CHOSEN, *NOT_SERVED)
+)
+"""`RemoteStore.search`'s keywords after ``namespace`` (and `RemoteStore.context`'s)."""
 
 
 def search(
@@ -35,8 +41,14 @@ def search(
             raise InvalidInput(
                 f"{option}= is chosen by the server (branchmem serve), not per search; leave it out"
             )
+    for option in NOT_SERVED:
+        if options.get(option) is not None:
+            raise InvalidInput(f"{option}= is not served over HTTP; leave it out")
     anchors = at if at is None or isinstance(at, str) else list(at)
-    body = {"query": query, "at": anchors, "k": k, **options}
+    given = {key: v for key, v in options.items() if v is not None and v is not False}
+    if isinstance(given.get("kind"), (tuple, set, frozenset)):
+        given["kind"] = list(given["kind"])
+    body = {"query": query, "at": anchors, "k": k, **given}
     return [decode.hit(h) for h in c.send("POST", namespace, "search", json=body)["hits"]]
 
 
@@ -79,7 +91,7 @@ def context(
     k: int | None,
     search_options: dict[str, Any],
 ) -> Context:
-    if search_options:
+    if any(v is not None for v in search_options.values()):
         raise InvalidInput("search options are the server's, not per call; leave them out")
     anchors = [at] if isinstance(at, str) else None if at is None else list(at)
     params = {"at": anchors, "query": query, "window": window, "k": k}

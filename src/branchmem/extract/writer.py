@@ -33,7 +33,7 @@ from .proposal import (
 from .summary import revise_summaries
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from ..api import StoreAPI
 
 log = logging.getLogger("branchmem.extract")
 
@@ -58,7 +58,7 @@ class Extraction:
 
 
 def extract(
-    store: Store,
+    store: StoreAPI,
     at: str,
     *,
     extractor: Extractor | None = None,
@@ -184,7 +184,7 @@ def _as_memory(rid: str, p: Proposal, old: Memory | None) -> Memory:
 
 
 def _write(
-    store: Store, ns: str, good: list[tuple[Proposal, Memory | None]], actor: str | None = None
+    store: StoreAPI, ns: str, good: list[tuple[Proposal, Memory | None]], actor: str | None = None
 ) -> tuple[list[Memory], int]:
     written: list[Memory] = []
     already = 0

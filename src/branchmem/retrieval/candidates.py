@@ -1,8 +1,10 @@
 """The candidate set of a search: what the gate lets through, per anchor.
 
-`gather` reads the gate (one ``store.memories(at=a)`` per anchor of the
-chain), applies the filters, and notes for each record the first anchor that
-sees it. The answer is kept, per store, keyed by namespace, anchors and
+`gather` reads the gate through the whole chain in one pass (the read of
+`Store.memories`, `branchmem.ops.scope.read_groups`), leaves out what ``now``
+and ``as_of`` hide, applies the filters, and notes for each record the first
+anchor that sees it. The answer is kept, per engine (`GateMemo`, one of its
+caches), keyed by namespace, anchors and
 filters, with the `Generation` it was read at: a later search reuses it only
 if nothing at all was committed since (``writes`` unchanged, by this `Store`
 or any other on the same file) and the namespace has no time-dependent
@@ -24,21 +26,21 @@ is never visible there. Anything else reads the gate again.
 from __future__ import annotations
 
 import threading
-import weakref
 from collections.abc import Hashable, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from ..backends.base import Generation, Pos, RecordLog
 from ..branch_types import CONFLICT
+from ..engine import Engine
+from ..gate import anchor, ranges
 from ..lineage import row_in_ranges
 from ..model import Memory
-from .cache import numpy_or_none
-
-if TYPE_CHECKING:
-    from ..store import Store
+from ..ops.scope import read_groups
+from ..ops.times import narrow
+from .vectors import numpy_or_none
 
 MAX_KEPT = 4
-"""Candidate sets kept per store."""
+"""Candidate sets kept per engine."""
 
 REUSE = True
 """False reads the gate on every search (the benchmark compares the two)."""
@@ -125,7 +127,8 @@ class Kept(NamedTuple):
 
 
 class GateMemo:
-    """The last few candidate sets of one store, with the generation they were read at."""
+    """The last few candidate sets of one engine, with the generation they were
+    read at (each is checked against it before use)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -134,6 +137,10 @@ class GateMemo:
     def clear(self) -> None:
         with self._lock:
             self._kept.clear()
+
+    def forget(self, ns: str, ids: list[str] | None) -> None:
+        """A purge through the engine: every kept set goes (it may hold purged records)."""
+        self.clear()
 
     def get(self, key: Hashable) -> Kept | None:
         with self._lock:
@@ -145,18 +152,6 @@ class GateMemo:
             self._kept[key] = kept
             while len(self._kept) > MAX_KEPT:
                 del self._kept[next(iter(self._kept))]
-
-
-_MEMOS: weakref.WeakKeyDictionary[Any, GateMemo] = weakref.WeakKeyDictionary()
-_MEMOS_LOCK = threading.Lock()
-
-
-def _memo(store: Store) -> GateMemo:
-    with _MEMOS_LOCK:
-        m = _MEMOS.get(store)
-        if m is None:
-            m = _MEMOS[store] = GateMemo()
-        return m
 
 
 class Filters(NamedTuple):
@@ -171,7 +166,7 @@ NO_FILTERS = Filters()
 
 
 def gather(
-    store: Store,
+    engine: Engine,
     anchors: list[str],
     ns: str,
     now: float | None,
@@ -180,86 +175,87 @@ def gather(
 ) -> Candidates:
     """The records visible at any of ``anchors`` (each once, under the first
     anchor that sees it), filtered; the gate's answer, read or reused."""
-    b = store._b
+    b = engine.backend
     with b.reading():  # one read view: the generation, then the gate
         gen = b.generation()
         key = (ns, tuple(anchors), repr(filters))
         reuse = REUSE and as_of is None and not b.has_lifecycle(ns)
         if not reuse:
-            return _read(store, anchors, ns, now, as_of, filters)
-        memo = _memo(store)
+            return _read(engine, anchors, ns, now, as_of, filters)
+        memo = engine.cache("gate", GateMemo)
         kept = memo.get(key)
         if kept is not None:
             if kept.gen.writes == gen.writes:
                 return kept.cands
             one = EXTEND and len(anchors) == 1 and kept.top is not None
-            grown = extend(store, ns, anchors[0], filters, kept, gen) if one else None
+            grown = extend(engine, ns, anchors[0], filters, kept, gen) if one else None
             if grown is not None:
                 memo.put(key, grown)
                 return grown.cands
-        cands = _read(store, anchors, ns, now, as_of, filters)
+        cands = _read(engine, anchors, ns, now, as_of, filters)
         if len(anchors) == 1 and isinstance(b, RecordLog):
-            memo.put(key, Kept(gen, cands, b.record_top(ns), store._anchor(ns, anchors[0])))
+            memo.put(key, Kept(gen, cands, b.record_top(ns), anchor(engine, ns, anchors[0])))
         else:
             memo.put(key, Kept(gen, cands))
         return cands
 
 
-def extend(store: Store, ns: str, at: str, f: Filters, kept: Kept, gen: Generation) -> Kept | None:
+def extend(
+    engine: Engine, ns: str, at: str, f: Filters, kept: Kept, gen: Generation
+) -> Kept | None:
     """``kept`` brought up to ``gen`` by the records written since, or None
     when something else may have changed (see the module's docstring). The
     caller holds the backend's read view and has checked the lifecycle."""
-    b = store._b
+    b = engine.backend
     if kept.top is None or gen.erasures != kept.gen.erasures or not isinstance(b, RecordLog):
         return None
-    anchor = store._anchor(ns, at)
-    if anchor != kept.anchor or anchor[1] is None:
+    now_at = anchor(engine, ns, at)
+    if now_at != kept.anchor or now_at[1] is None:
         return None
     rows = b.records_since(ns, kept.top)
     if not rows:
-        return Kept(gen, kept.cands, kept.top, anchor)
-    ranges = store._ranges(ns, at)
-    if ranges is None:
+        return Kept(gen, kept.cands, kept.top, now_at)
+    rs = ranges(engine, ns, at)
+    if rs is None:
         return None
     new: list[Memory] = []
     for row in rows:
-        if not row_in_ranges(row, ranges):
+        if not row_in_ranges(row, rs):
             continue
         m = row.memory
         if m.target is not None:
             return None  # a retraction seen here may hide a kept record
         if m.kind != CONFLICT and (f == NO_FILTERS or keep(m, f, None)):
             new.append(m)
-    if new and any(row_in_ranges(r, ranges) for r in b.retractions_of(ns, [m.id for m in new])):
+    if new and any(row_in_ranges(r, rs) for r in b.retractions_of(ns, [m.id for m in new])):
         return None  # an id written again after a purge, retracted before it
-    return Kept(gen, kept.cands.extended(new), rows[-1].memory.seq, anchor)
+    return Kept(gen, kept.cands.extended(new), rows[-1].memory.seq, now_at)
 
 
 def _read(
-    store: Store, anchors: list[str], ns: str, now: float | None, as_of: float | None, f: Filters
+    engine: Engine,
+    anchors: list[str],
+    ns: str,
+    now: float | None,
+    as_of: float | None,
+    f: Filters,
 ) -> Candidates:
+    """The chain's records, each under the first anchor that sees it, as
+    `Store.memories` reads them (``now`` and ``as_of`` applied before
+    ranking), filtered. The caller holds the backend's read view."""
     filtering = f != NO_FILTERS or as_of is not None
     mems: list[Memory] = []
     via: list[int] = []
-    seen: set[str] = set()
-    for i, a in enumerate(anchors):
-        # One ``memories(at=a)`` per anchor: the gate is the store's, untouched.
-        # ``now`` and ``as_of`` go to the read, so expiry, validity and time
-        # travel apply before ranking.
-        visible = store.memories(at=a, namespace=ns, now=now, as_of=as_of)
-        if i == 0 and not filtering:  # the common case: one anchor, nothing filtered
-            mems = list(visible)
-            via = [0] * len(mems)
-            if len(anchors) > 1:
-                seen.update(m.id for m in visible)
-            continue
-        for m in visible:
-            if m.id in seen:
-                continue
-            seen.add(m.id)
-            if not filtering or keep(m, f, as_of):
-                mems.append(m)
-                via.append(i)
+    for i, group in read_groups(engine, ns, anchors, None, as_of):
+        group = narrow(engine, ns, group, now=now, as_of=as_of, include_archived=False)
+        if filtering:
+            group = [m for m in group if keep(m, f, as_of)]
+        if not mems:  # the common case: one anchor (``group`` is this read's own list)
+            mems = group
+            via = [i] * len(group)
+        else:
+            mems += group
+            via += [i] * len(group)
     return Candidates(mems, via)
 
 

@@ -27,7 +27,7 @@ from .embed import Embedder
 from .fusion import Weights
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from ..api import StoreAPI
 
 KS = (1, 5, 10)
 
@@ -119,7 +119,7 @@ def read_labelled(path: str | os.PathLike[str]) -> LabelledSet:
     return LabelledSet(tuple(queries), tuple(events), tuple(memories))
 
 
-def load_labelled(store: Store, data: LabelledSet) -> None:
+def load_labelled(store: StoreAPI, data: LabelledSet) -> None:
     """Add the set's events and memories to ``store`` (re-adding is a no-op)."""
     if data.events:
         store.add_events(data.events)
@@ -128,7 +128,7 @@ def load_labelled(store: Store, data: LabelledSet) -> None:
 
 
 def recall(
-    store: Store,
+    store: StoreAPI,
     queries: Sequence[LabelledQuery],
     *,
     mode: str = "hybrid",
@@ -148,8 +148,6 @@ def recall(
     >>> recall(store, [q], mode="keyword").recall[1]
     1.0
     """
-    from .search import search
-
     depth = max(ks)
     found = dict.fromkeys(ks, 0)
     rr = 0.0
@@ -157,8 +155,7 @@ def recall(
     if mode != "vector" and tokenizer not in (None, "bigram"):
         name = f"-/{tokenizer}"
     for q in queries:
-        hits = search(
-            store,
+        hits = store.search(
             q.query,
             at=list(q.at),
             k=depth,

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..model import Memory
-from .cache import numpy_or_none
 from .fusion import Scored, Weights, _relevance, recency, signal_weights
+from .vectors import numpy_or_none
 
 FAST_MIN = 1024
 """Candidate sets from this size are fused here (when numpy is installed)."""

@@ -166,7 +166,7 @@ def fuse(
         m = mems[i]
         # Lifecycle hook: once a batch form of decay exists, `m.importance`
         # here becomes importance × decay × use boost at `now` (see
-        # branchmem.lifecycle, Store.score).
+        # branchmem.ops.lifecycle, Store.score).
         age = now - m.created_at
         rec = 0.5 ** (age / hl) if age > 0 else 1.0
         s = rel * (1 - wi + wi * m.importance) * (1 - wr + wr * rec)

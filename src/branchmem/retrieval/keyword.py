@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from .cache import TermStats
+from .vectors import TermStats
 
 K1 = 1.2
 B = 0.75

@@ -18,22 +18,22 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..engine import Engine
 from ..errors import EmbeddingPending
 from ..model import Memory
 from .background import background_for
-from .cache import RankCache, cosines, numpy_or_none
+from .cache import RankCache
 from .embed import Embedder
+from .vectors import cosines, numpy_or_none
 
 if TYPE_CHECKING:
     from array import array
 
-    from ..store import Store
 
-
-def budget_of(store: Store, emb: Embedder, max_embed: int | None) -> tuple[int | None, bool]:
+def budget_of(engine: Engine, emb: Embedder, max_embed: int | None) -> tuple[int | None, bool]:
     """``max_embed``, or the attached background embedder's budget (None: no
     limit), and whether such an embedder will make what the search leaves."""
-    bg = background_for(store)
+    bg = background_for(engine)
     behind = bg is not None and bg.embedder.name == emb.name
     if max_embed is not None:
         return max_embed, behind
@@ -68,10 +68,10 @@ def ready(
 
 
 def left_over(
-    store: Store, emb: Embedder, ns: str, missing: list[Memory], vector_only: bool
+    engine: Engine, emb: Embedder, ns: str, missing: list[Memory], vector_only: bool
 ) -> None:
     """Queue ``missing`` for the background embedder; a vector-only search raises."""
-    bg = background_for(store)
+    bg = background_for(engine)
     if bg is not None and bg.embedder.name == emb.name:
         bg.submit(ns, [m.id for m in missing])
     if vector_only:

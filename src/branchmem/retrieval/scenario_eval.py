@@ -34,10 +34,10 @@ from .embed import Embedder
 from .scenarios import DAY, EPOCH, Assertion, Scenario, ScenarioSet
 
 if TYPE_CHECKING:
+    from ..api import StoreAPI
     from ..model import Memory
-    from ..store import Store
 
-OpenStore = Callable[["ScenarioClock"], "Store"]
+OpenStore = Callable[["ScenarioClock"], "StoreAPI"]
 """Opens an empty store whose clock is the given `ScenarioClock`."""
 
 
@@ -58,7 +58,7 @@ class ScenarioClock:
 class Seeded:
     """What seeding wrote: the store, and how many edges went in or were skipped."""
 
-    store: Store
+    store: StoreAPI
     edges_loaded: int = 0
     edges_skipped: int = 0
 
@@ -135,7 +135,7 @@ class Outcome:
         }
 
 
-def seed(store: Store, scenario: Scenario, clock: ScenarioClock) -> Seeded:
+def seed(store: StoreAPI, scenario: Scenario, clock: ScenarioClock) -> Seeded:
     """Write ``scenario`` into ``store`` (opened with ``clock``), in the documented order."""
     for e in scenario.events:
         clock.set_day(e["day"])

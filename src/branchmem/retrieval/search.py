@@ -1,8 +1,10 @@
 """`search`: gate first, rank second.
 
-The candidates are exactly what ``store.memories(at=...)`` returns for each
-anchor; filters only remove from them and the ranker only orders them, so no
-search can return a record the gate hides, whatever the query or weights.
+The candidates are exactly what ``store.memories(at=...)`` returns for the
+anchors (the same read, `retrieval.candidates`); filters only remove from
+them and the ranker only orders them, so no search can return a record the
+gate hides, whatever the query or weights. Everything here works on the
+store's `Engine`; `search` and `prepare` also take the `Store` itself.
 """
 
 from __future__ import annotations
@@ -11,31 +13,31 @@ import os
 import time
 from array import array
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ..engine import Engine, SupportsEngine, engine_of
 from ..errors import InvalidInput
 from ..model import KINDS, Memory
-from ..scope import check_anchors
-from ..validate import check_int, check_json, check_utf8, show
+from ..ops.reads import explain as explain_at
+from ..searchlog import QueryLog
+from ..validate import check_anchors, check_int, check_json, check_time, check_utf8, show
 from . import ann, fastfuse
-from .cache import cache_for, numpy_or_none
+from .cache import cache_for
 from .candidates import Candidates, Filters, gather
 from .embed import Embedder, default_embedder, get_embedder
 from .fusion import Scored, Weights, fuse
 from .hit import Hit, HitExplanation
+from .logwrite import log_entry, write_for
 from .pending import budget_of, cosines_of_known, left_over, ready
-from .querylog import QueryLog, log_entry, write_for
 from .state import VectorIndex
 from .tokenize import Tokenizer, get_tokenizer
-
-if TYPE_CHECKING:
-    from ..store import Store
+from .vectors import numpy_or_none
 
 MODES = ("hybrid", "keyword", "vector")
 
 
 def search(
-    store: Store,
+    store: Engine | SupportsEngine,
     query: str,
     *,
     at: str | Sequence[str] | None,
@@ -93,6 +95,7 @@ def search(
     [('用户下个月搬去杭州', 'e2b')]
     """
     started = time.time()
+    engine = engine_of(store)
     if not isinstance(query, str) or not query.strip():
         raise InvalidInput(
             "query must be a non-empty string; to list every visible record use "
@@ -115,34 +118,29 @@ def search(
         raise InvalidInput(f"meta must be a dict of field -> value to match, got {show(meta)}")
     if meta is not None:
         check_json(dict(meta), "the meta filter")
-        if store.redactor is not None:
-            meta = store._redact_value(dict(meta))  # compared with meta as stored: redacted
+        if engine.redactor is not None:
+            meta = engine.redact_value(dict(meta))  # compared with meta as stored: redacted
     w = weights if weights is not None else Weights()
     if not isinstance(w, Weights):
         raise InvalidInput("weights must be a branchmem.Weights")
-    for name, value in (("now", now), ("as_of", as_of)):
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, (int, float)) or value != value
-        ):
-            raise InvalidInput(
-                f"{name} must be a time in seconds since the epoch, got {show(value)}"
-            )
-    t_now = float(started if now is None else now)
+    at_now, at_time = check_time(now, "now"), check_time(as_of, "as_of")
+    t_now = started if at_now is None else at_now
     emb = _embedder(embedder) if mode != "keyword" else None
     tok = get_tokenizer(tokenizer) if mode != "vector" else None
 
-    epoch = cache_for(store).epoch  # noted before reading: see RankCache.epoch
-    gathered = gather(store, anchors, namespace, now, as_of, Filters(kinds, key_prefix, meta))
+    epoch = cache_for(engine).epoch  # noted before reading: see RankCache.epoch
+    filters = Filters(kinds, key_prefix, meta)
+    gathered = gather(engine, anchors, namespace, at_now, at_time, filters)
     cands, via = gathered.mems, gathered.via
     # The candidate set's identity: which anchors, filtered how (keys a kept state).
     key = (namespace, tuple(anchors), repr((kinds, key_prefix, meta, as_of)))
     ranked, pending = rank(
-        store, key, query, gathered, tok, emb, w, t_now, k, scopes, epoch, max_embed
+        engine, key, query, gathered, tok, emb, w, t_now, k, scopes, epoch, max_embed
     )
     pos = {id(m): n for n, m in enumerate(cands)} if len(anchors) > 1 else {}
     hits = [
         _hit(
-            store,
+            engine,
             s,
             anchors[via[pos[id(s.memory)]] if pos else 0],
             namespace,
@@ -156,7 +154,7 @@ def search(
         entry = log_entry(
             namespace=namespace,
             anchors=anchors,
-            query=store._redact(query),
+            query=engine.redact(query),
             k=k,
             mode=mode,
             embedder=emb.name if emb is not None else None,
@@ -169,13 +167,13 @@ def search(
             hits=hits,
             elapsed=time.time() - started,
         )
-        entry = store._redact_value(entry)  # the query, its filters, everything it holds
-        write_for(store, log, entry)  # the store remembers the log, for purge
+        entry = engine.redact_value(entry)  # the query, its filters, everything it holds
+        write_for(engine, log, entry)  # the engine remembers the log, for purge
     return hits
 
 
 def rank(
-    store: Store,
+    engine: Engine,
     key: tuple[str, tuple[str, ...], str],
     query: str,
     gathered: Candidates | list[Memory],
@@ -201,7 +199,7 @@ def rank(
     cands = c.mems
     if not cands:
         return [], frozenset()
-    cache = cache_for(store)
+    cache = cache_for(engine)
     if scopes is not None and all(x == 1.0 for x in scopes):
         scopes = None
     np = numpy_or_none()
@@ -218,12 +216,12 @@ def rank(
     vec: Any = None
     pending: frozenset[str] = frozenset()
     if emb is not None:
-        backend = _backend(store)
+        backend = engine.backend
         q = cache.query_vector(emb, query)
-        budget, behind = budget_of(store, emb, max_embed)
+        budget, behind = budget_of(engine, emb, max_embed)
         left = ready(cache, emb, (key, emb.name), cands, backend, epoch, budget, behind)
         if left:
-            left_over(store, emb, key[0], left, vector_only=tok is None)
+            left_over(engine, emb, key[0], left, vector_only=tok is None)
             vec, pending = cosines_of_known(cache, emb, cands, backend, epoch, q, large)
     if emb is not None and not pending:
         index = None
@@ -275,7 +273,7 @@ def _scope_weights(value: Any, at: Any, anchors: list[str]) -> list[float] | Non
 
 
 def prepare(
-    store: Store,
+    store: Engine | SupportsEngine,
     *,
     at: str | Sequence[str] | None,
     namespace: str = "default",
@@ -295,12 +293,13 @@ def prepare(
     >>> prepare(store, at="e1", embedder="hashing")
     1
     """
+    engine = engine_of(store)
     emb = _embedder(embedder)
     tok = get_tokenizer(tokenizer)
-    cache = cache_for(store)
-    mems = gather(store, _anchors(at), namespace, None, None).mems
+    cache = cache_for(engine)
+    mems = gather(engine, _anchors(at), namespace, None, None).mems
     cache.term_stats(tok, mems)
-    cache.passage_vectors(emb, mems, _backend(store))
+    cache.passage_vectors(emb, mems, engine.backend)
     return len(mems)
 
 
@@ -339,7 +338,7 @@ def _embedder(e: Embedder | str | None) -> Embedder:
 
 
 def _hit(
-    store: Store, s: Scored, via: str, ns: str, explain: bool, w: Weights, pending: bool
+    engine: Engine, s: Scored, via: str, ns: str, explain: bool, w: Weights, pending: bool
 ) -> Hit:
     parts = {
         "keyword": s.keyword if s.keyword is not None else 0.0,
@@ -350,7 +349,7 @@ def _hit(
     why = None
     if explain:
         why = HitExplanation(
-            store.explain(s.memory.id, at=via, namespace=ns),
+            explain_at(engine, s.memory.id, at=via, namespace=ns, now=None),
             _scoring(s, w, pending),
             s.keyword_rank,
             s.vector_rank,
@@ -378,8 +377,3 @@ def _scoring(s: Scored, w: Weights, pending: bool = False) -> str:
         f"× recency (1-{w.recency:g}+{w.recency:g}×{s.recency:.3g})"
         + (f" × scope weight {s.scope:g}" if s.scope != 1.0 else "")
     )
-
-
-def _backend(store: Store) -> object:
-    """The store's backend, for its vector table (the one thing search writes)."""
-    return getattr(store, "_b", None)

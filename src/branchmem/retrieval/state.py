@@ -20,8 +20,8 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import Any, TypeVar
 
 from ..model import Memory
-from .cache import ROUND, TermStats, dot_python, numpy_or_none
 from .keyword import K1, B
+from .vectors import ROUND, TermStats, dot_python, numpy_or_none
 
 MAX_STATES = 4
 """Candidate sets kept per store (each holds a copy of its vectors)."""

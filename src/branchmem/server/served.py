@@ -12,8 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-from ..backends.base import VectorStore
-from ..retrieval.background import BackgroundEmbedder
+from ..retrieval.background import BackgroundEmbedder, keeps_vectors
 from ..retrieval.embed import Embedder
 from ..store import Store
 from .auth import ANONYMOUS, KeyStore, Principal
@@ -80,7 +79,7 @@ class Served:
         self.connections = Connections(store, own)
         self.pool = FairPool(self.workers)
         self.inflight = InFlight(self.limits.max_concurrent)
-        if self._background and _keeps_vectors(store):
+        if self._background and keeps_vectors(store):
             bg = BackgroundEmbedder(store, self.embedder, budget=self.limits.max_embed)
             for s in own:
                 bg.attach(s)
@@ -136,7 +135,3 @@ class Served:
             return fn(replace(ctx, store=store), namespace, *args, **kw)
         finally:
             self.connections.checkin(token)
-
-
-def _keeps_vectors(store: Store) -> bool:
-    return isinstance(getattr(store, "_b", None), VectorStore)

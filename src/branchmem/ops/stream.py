@@ -5,7 +5,7 @@ the server stores one chunk while the next is checked and placed: Python's
 work and the server's overlap instead of adding up. The lookups the batch
 needs go first, from the ids as given (`validate_batch.batch_refs`), so that
 no statement ends the ``COPY`` midway. The answer is the one the plain path
-(`EventOps._add_events`) gives: the same positions (chunks are placed in
+(`ops.events.add_events`) gives: the same positions (chunks are placed in
 order by one `Ingest`), nothing stored when anything fails, and the same
 error. For that, a chunk that fails its checks or its placement, or an id
 found stored, undoes what was sent and sends the whole batch down the plain
@@ -15,16 +15,15 @@ the first bad event gives) and looks every id up (a re-add is a no-op).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
-from .backends.base import DuplicateIds, EventRow
-from .branches import log
-from .lineage import Ingest
-from .model import Event
-from .validate_batch import batch_refs, event_columns
-
-if TYPE_CHECKING:
-    from .store import Store
+from ..backends.base import DuplicateIds, EventRow
+from ..engine import Engine
+from ..lineage import Ingest
+from ..model import Event
+from ..validate_batch import batch_refs, event_columns
+from .audit import log
+from .ingest import index_waiting_records
 
 CHUNK = 6_250
 """Events checked, placed and sent at a time (at most; chunks are of even size).
@@ -50,11 +49,11 @@ class _Plain(Exception):
 
 
 def add_streamed(
-    store: Store, items: list[Any], now: float, actor: str | None
+    engine: Engine, items: list[Any], now: float, actor: str | None
 ) -> list[Event] | None:
     """Add a large batch of one namespace a chunk at a time; None (nothing
     done) when the backend cannot stream or the batch is not for this path."""
-    opener = getattr(store._b, "event_stream", None)
+    opener = getattr(engine.backend, "event_stream", None)
     if opener is None or len(items) < STREAM_FROM:
         return None
     refs = batch_refs(items)
@@ -62,14 +61,14 @@ def add_streamed(
         return None
     step = -(-len(items) // -(-len(items) // CHUNK))  # even chunks, none much smaller
     try:
-        with store._b.transaction():
-            return _add(store, opener, items, step, refs, now, actor)
+        with engine.backend.transaction():
+            return _add(engine, opener, items, step, refs, now, actor)
     except _Plain:
         return None
 
 
 def _add(
-    store: Store,
+    engine: Engine,
     opener: Any,
     items: list[Any],
     step: int,
@@ -77,9 +76,9 @@ def _add(
     now: float,
     actor: str | None,
 ) -> list[Event]:
-    b = store._b
+    b = engine.backend
     ns, ids, parents = refs
-    ingest = Ingest(b, ns, store._seg_parents(ns))
+    ingest = Ingest(b, ns, engine.seg_parents(ns))
     names = {n for n, _ in b.list_branches(ns)}
     # The lookups the batch needs, before the first row goes out (a statement
     # ends the open ``COPY`` and waits for the server to store what was sent):
@@ -101,7 +100,7 @@ def _add(
             if cols is None:  # (its namespace is ``ns``: `batch_refs` saw them all)
                 raise _Plain  # the plain path checks every item and raises the error
             try:
-                events = store._redacted(cols.events(now))
+                events = engine.redacted(cols.events(now))
                 out += ingest.add_all(events, names)
             except Exception:
                 raise _Plain from None  # the plain path raises it, having stored nothing
@@ -125,7 +124,7 @@ def _add(
             stream.abort()  # (inside a caller's transaction, that goes on)
         raise
     if plan.newly_connected:
-        store._index_waiting_records(ns, ingest, plan.newly_connected)
+        index_waiting_records(engine, ns, ingest, plan.newly_connected)
     if plan.new_rows:
-        log(store, ns, "add_events", [e.id for e in out], actor, now)
+        log(engine, ns, "add_events", [e.id for e in out], actor, now)
     return out

@@ -1,0 +1,79 @@
+"""Unit vectors, cosines and the text digests that name them; numpy when installed.
+
+The lowest layer of ranking: `state`, `ann`, `cache` and the fusion build on
+these, and nothing here knows of a store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from array import array
+from collections.abc import Sequence
+from operator import mul
+from typing import Any
+
+from ..errors import EmbeddingError
+from .embed import Embedder
+
+TermStats = tuple[dict[str, int], int]
+"""A record's term frequencies and its length in tokens."""
+
+ROUND = 6
+"""Places cosines are rounded to (see `cosines`)."""
+
+
+def digest(text: str) -> str:
+    """Names the text a stored vector was made from."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
+
+
+def unit_vector(v: Sequence[float], embedder: Embedder) -> array[float]:
+    """``v`` scaled to unit length as float32, after checking its dimension."""
+    if len(v) != embedder.dim:
+        raise EmbeddingError(
+            f"embedder {embedder.name!r} returned a vector of length {len(v)}, "
+            f"but says its dim is {embedder.dim}"
+        )
+    norm = math.sqrt(sum(float(x) * float(x) for x in v))
+    if not math.isfinite(norm):
+        raise EmbeddingError(f"embedder {embedder.name!r} returned a non-finite vector")
+    return array("f", [float(x) / norm for x in v] if norm > 0 else [float(x) for x in v])
+
+
+def dot_python(q: array[float], vecs: Sequence[array[float]]) -> list[float]:
+    return [round(sum(map(mul, q, v)), ROUND) for v in vecs]
+
+
+_numpy: Any = None
+
+
+def numpy_or_none() -> Any:
+    """numpy if installed (imported on first need, so the core still imports
+    nothing outside the standard library), else None."""
+    global _numpy
+    if _numpy is None:
+        try:
+            import numpy
+        except ImportError:
+            _numpy = False
+        else:
+            _numpy = numpy
+    return _numpy or None
+
+
+def cosines(q: array[float], vecs: Sequence[array[float]]) -> list[float]:
+    """Cosine of a unit query vector with each unit vector, rounded to `ROUND` places.
+
+    Rounding keeps float noise (numpy or not, one machine or another) from
+    reordering two records: equal vectors tie exactly, and write order decides.
+    Uses numpy for large sets when it is installed.
+    """
+    np = numpy_or_none() if len(vecs) >= 64 else None
+    if np is None:
+        return dot_python(q, vecs)
+    mat = np.frombuffer(b"".join(v.tobytes() for v in vecs), dtype=np.float32)
+    mat = mat.reshape(len(vecs), len(q))
+    prod = mat @ np.frombuffer(q.tobytes(), dtype=np.float32)
+    scores: list[float] = np.round(prod.astype(np.float64), ROUND).tolist()
+    return scores
