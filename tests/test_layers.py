@@ -18,7 +18,13 @@ ROOT = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = "branchmem"
 
 # The shells, which may import `Store` (and the two modules that define and export it).
-SHELLS = ("branchmem.cli", "branchmem.client", "branchmem.server", "branchmem.integrations")
+SHELLS = (
+    "branchmem.cli",
+    "branchmem.client",
+    "branchmem.server",
+    "branchmem.integrations",
+    "branchmem.testing",  # the contract suite, which runs `Store` over a backend
+)
 MAY_IMPORT_STORE = {"branchmem", "branchmem.store"}
 
 
