@@ -8,11 +8,14 @@ import os
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from branchmem import Store
+from branchmem.backends.base import Backend
+from branchmem.backends.memory import MemoryBackend
+from branchmem.backends.sqlite import SQLiteBackend
 from pg_helpers import PG_URL, SCHEMAS, SKIP_REASON, Tracer, open_backend
 
 BACKENDS = [
@@ -53,6 +56,26 @@ def open_store(backend_name: str, tmp_path: Path) -> Iterator[Callable[..., Stor
     for s in opened:
         with contextlib.suppress(Exception):
             s.close()
+    assert not tracer.problems, "statements not confined to one namespace:\n" + "\n".join(
+        tracer.problems[:5]
+    )
+
+
+@pytest.fixture
+def make_backend(backend_name: str, tmp_path: Path) -> Iterator[Callable[[], Backend]]:
+    """A factory of fresh, empty backends of the chosen kind (for the contract
+    suite, `branchmem.testing`, which closes them through its stores)."""
+    tracer = Tracer()
+    counter = itertools.count()
+
+    def factory() -> Backend:
+        if backend_name == "memory":
+            return MemoryBackend()
+        if backend_name == "postgres":
+            return cast(Backend, open_backend(tracer))
+        return SQLiteBackend(tmp_path / f"backend{next(counter)}.db")
+
+    yield factory
     assert not tracer.problems, "statements not confined to one namespace:\n" + "\n".join(
         tracer.problems[:5]
     )

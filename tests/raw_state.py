@@ -10,13 +10,18 @@ from __future__ import annotations
 import sqlite3
 
 from branchmem import Store
+from branchmem.backends.base import Backend
 from branchmem.backends.memory import MemoryBackend
 from branchmem.backends.pg_conn import PgConnection
 from branchmem.backends.sqlite import SQLiteBackend
 
 
 def raw_state(store: Store) -> object:
-    b = store._engine.backend
+    return backend_state(store._engine.backend)
+
+
+def backend_state(b: Backend) -> object:
+    """`raw_state` of a backend (the contract suite's ``raw_state``)."""
     if isinstance(b, SQLiteBackend):
         db = sqlite3.connect(b.path)
         try:

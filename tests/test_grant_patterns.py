@@ -3,7 +3,6 @@ escapes; ``?``, ``[`` and ``]`` are refused in a new grant (standard library onl
 
 from __future__ import annotations
 
-import doctest
 import json
 import sqlite3
 from contextlib import closing
@@ -14,8 +13,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import branchmem.server.auth
-import branchmem.server.patterns
 from branchmem import InvalidInput, NotFound
 from branchmem.cli import main
 from branchmem.server.auth import Grant, KeyStore, Principal, keys_path
@@ -160,12 +157,6 @@ def test_keys_delete_removes_every_key_of_a_principal(
     assert "no key of principal 'al'" in capsys.readouterr().err
     with pytest.raises(NotFound):
         keys.delete("nobody")
-
-
-def test_docstring_examples_run() -> None:
-    for mod in (branchmem.server.patterns, branchmem.server.auth):
-        result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
-        assert result.failed == 0 and result.attempted > 0, (mod.__name__, result)
 
 
 def test_the_inspector_reads_grants_as_the_server_does() -> None:

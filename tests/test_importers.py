@@ -263,28 +263,3 @@ def test_guide_import_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         store.branch_head("conv/6630a1b2-0000-4000-8000-000000000001", namespace="alice") == "a2b"
     )
     store.close()
-
-
-def test_docstring_examples_run() -> None:
-    import doctest
-
-    import branchmem.importers.jsonstream
-    import branchmem.importers.model
-    import branchmem.importers.reader
-
-    importers = branchmem.importers
-    for mod in (importers.jsonstream, importers.model, importers.reader):
-        result = doctest.testmod(mod)
-        assert result.attempted > 0 and result.failed == 0, (mod.__name__, result)
-
-
-def test_store_import_export_example() -> None:
-    import doctest
-
-    from branchmem import store
-
-    finder = doctest.DocTestFinder()
-    [test] = [t for t in finder.find(store.Store) if t.name.endswith("Store.import_export")]
-    runner = doctest.DocTestRunner()
-    runner.run(test)
-    assert runner.tries > 0 and runner.failures == 0

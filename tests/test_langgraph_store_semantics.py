@@ -4,7 +4,6 @@ on a random tree, a view at any anchor equals replaying the writes on its path."
 
 from __future__ import annotations
 
-import doctest
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -234,12 +233,3 @@ def test_a_view_equals_replaying_the_writes_on_its_path(steps: list[Any]) -> Non
                     expected[key] = value
         got = {i.key: i.value["v"] for i in store.at(ev).search(("ns",), limit=100)}
         assert got == expected, ev
-
-
-@pytest.mark.parametrize("module", ["saver", "store"])
-def test_docstring_examples(module: str) -> None:
-    import importlib
-
-    mod = importlib.import_module(f"branchmem.integrations.langgraph.{module}")
-    result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0, result

@@ -31,8 +31,10 @@ OPTIONAL = (
     "branchmem.client.",  # server: httpx (the package's own import needs it)
 )
 
-# Modules of the server extra (the rest of branchmem.server must not need it).
+# Modules of an extra: the server's (the rest of branchmem.server must not need
+# it), and the contract suite's strategies (the rest of branchmem.testing must not).
 NEEDS_AN_EXTRA = {
+    "branchmem.testing.strategies",  # dev: hypothesis
     "branchmem.client",  # server: httpx
     "branchmem.server.app",  # server: fastapi
     "branchmem.server.models",  # server: pydantic

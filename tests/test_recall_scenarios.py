@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import doctest
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
 
 from branchmem import InvalidInput, Memory, Store
-from branchmem.retrieval import scenario_check, scenario_eval, scenarios
+from branchmem.retrieval import scenario_check
 from branchmem.retrieval.scenario_eval import (
     ScenarioClock,
     judge,
@@ -351,9 +350,3 @@ def test_the_validator_names_each_kind_of_problem(change: dict[str, Any], proble
 def test_the_validator_passes_a_sound_scenario() -> None:
     data = ScenarioSet("t", "tune", (parse_scenario(tiny()),))
     assert scenario_check.problems(mem_store, data) == []
-
-
-@pytest.mark.parametrize("module", [scenarios, scenario_eval])
-def test_docstring_examples(module: Any) -> None:
-    result = doctest.testmod(module)
-    assert result.attempted > 0 and result.failed == 0, result

@@ -196,11 +196,7 @@ def test_a_replacement_that_frees_a_neighbour_is_redacted_in_one_call() -> None:
     assert Redactor().redact("fe80::1a.b@example.com") == "[IP地址][邮箱]"
 
 
-def test_the_guide_and_docstrings_run() -> None:
-    import branchmem.redact.redactor
-
+def test_the_guide_runs() -> None:
     guide = Path(__file__).resolve().parents[1] / "docs" / "redaction.md"
     result = doctest.testfile(str(guide), module_relative=False, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 15 and result.failed == 0, result
-    result = doctest.testmod(branchmem.redact.redactor)
-    assert result.attempted >= 5 and result.failed == 0, result

@@ -3,9 +3,6 @@ how it is put together (a connection it holds, not a stack of base classes)."""
 
 from __future__ import annotations
 
-import doctest
-import importlib
-
 import httpx
 import pytest
 
@@ -98,9 +95,3 @@ def test_remote_store_holds_a_connection_and_has_no_base_class() -> None:
     remote.namespace = "bob"
     assert vars(remote)["_c"].url(None, "events") == "/v1/namespaces/bob/events"
     remote.close()
-
-
-def test_the_client_example_runs() -> None:
-    mod = importlib.import_module("branchmem.client.remote")
-    result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0, result

@@ -1,6 +1,6 @@
 """Gate first, rank second: no search returns a record the gate hides.
 
-Random graphs, arrival orders and writes (tests/strategies.py), on every
+Random graphs, arrival orders and writes (branchmem.testing.strategies), on every
 backend, for each embedder: every hit is visible at its ``via``, no hit is
 visible at an anchor earlier in the chain than its ``via``, hits come best
 first over the whole chain, and a hybrid search deep enough returns exactly

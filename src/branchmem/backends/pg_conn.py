@@ -19,9 +19,9 @@ from typing import Any
 
 from ..errors import StorageError
 from .base import Generation
+from .pg_copy import OpenCopy
 from .pg_schema import prepare
 from .pg_sql import ID_ARRAY
-from .pg_stream import CopyStream
 from .sqlrows import SEP
 
 Key = tuple[str, str, Any]
@@ -114,7 +114,7 @@ class _Local(threading.local):
         # (table, namespace) pairs this write transaction found empty under the
         # namespace's lock: they stay empty until it adds rows (`PostgresBackend._pairs`).
         self.empty: set[tuple[str, str]] = set()
-        self.stream: CopyStream | None = None  # its open COPY, ended before any statement
+        self.stream: OpenCopy | None = None  # its open COPY, ended before any statement
         self.after: list[Callable[[], None]] = []  # run once this transaction commits
         # The highest number stored so far in a numbered table of a namespace
         # this write transaction holds the lock of, by (table, ns, branch):

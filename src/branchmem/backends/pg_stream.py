@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from .base import DuplicateIds
+from .pg_copy import OpenCopy
 
 if TYPE_CHECKING:
     from .pg_conn import PgConnection
@@ -47,7 +48,7 @@ def duplicate_key(exc: Exception, table: str) -> bool:
     return False
 
 
-class CopyStream:
+class CopyStream(OpenCopy):
     """Rows of one table and namespace, streamed by ``COPY`` under one savepoint.
 
     `write` opens a ``COPY`` if none is open and sends the rows. Any other
