@@ -74,3 +74,8 @@ def latest_branch(checkpoint_ns: str) -> str:
     import hashlib
 
     return "latest-" + hashlib.sha256(checkpoint_ns.encode()).hexdigest()[:32]
+
+
+SHARED_EVENT = "lg:" + _j("shared")
+"""The event, in the caller's namespace, that items written outside any run
+are sourced from (a root: every long-term view holds it)."""

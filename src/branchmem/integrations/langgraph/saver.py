@@ -39,6 +39,7 @@ from ...model import Memory
 from ...store import Store
 from ...validate import check_int
 from . import _keys as k
+from . import _longterm as _lt
 from . import _state
 from ._tasks import TASK, link_task, task_of
 
@@ -148,6 +149,7 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
                 },
             ]
         )
+        _lt.saved(s, k.checkpoint_event(thread, cp_ns, cid))  # a task may wait for it
         listing = {
             "content": "",
             "sources": [k.THREAD_ROOT],
@@ -167,6 +169,8 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         latest = self._latest(tns, cp_ns)
         if latest is None or cid >= latest:
             s.set_branch(k.latest_branch(cp_ns), root, namespace=tns)
+            if cp_ns == "":  # the thread's head moved: the long-term view follows
+                _lt.head_moved(s, ns, thread, k.checkpoint_event(thread, cp_ns, cid))
         return _config(thread, cp_ns, cid)
 
     def put_writes(
@@ -237,7 +241,10 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         cid = get_checkpoint_id(config) or self._latest(tns, cp_ns)
         if cid is None:
             return None
-        return self._tuple(thread, tns, cp_ns, cid)
+        tup = self._tuple(thread, tns, cp_ns, cid)
+        if tup is not None:  # a run that starts here need not ask the backend again
+            _lt.saved(self.store, k.checkpoint_event(thread, cp_ns, cid))
+        return tup
 
     def _tuple(self, thread: str, tns: str, cp_ns: str, cid: str) -> CheckpointTuple | None:
         recs = self._records(tns, k.checkpoint_root(cp_ns, cid))
@@ -352,6 +359,7 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         if self._records(tns, k.THREAD_ROOT):
             self.store.purge(whole_namespace=True, namespace=tns)
         self._known_threads.discard(thread_id)
+        _lt.head_moved(self.store, self.namespace, thread_id, None)
 
     def _drop(self, thread: str, pairs: builtins.list[tuple[str, str]]) -> None:
         """Forget some checkpoints of a thread: their data, writes and listing."""
