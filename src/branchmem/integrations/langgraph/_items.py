@@ -33,7 +33,7 @@ from ...model import Memory
 from ...redact.scrub import Scrub
 from ...retrieval.tokenize import bigram_tokens
 from ...validate import MAX_DEPTH, check_int, check_json, show
-from ._longterm import MARK, Ident
+from ._longterm import MARK, Ident, ident_of
 
 
 def item_key(namespace: tuple[str, ...], key: str = "") -> str:
@@ -42,6 +42,9 @@ def item_key(namespace: tuple[str, ...], key: str = "") -> str:
     of ``("ab",)``)."""
     head = "lgs:" + "".join(json.dumps(label) + "/" for label in namespace)
     return head + "#" + json.dumps(key) if key else head
+
+
+__all__ = ["MARK", "Ident", "ident_of"]  # re-exported for store.py
 
 
 def data(m: Memory) -> dict[str, Any]:
@@ -160,7 +163,9 @@ class Embed:
             return [list(v) for v in self._bm.embed_passages(texts)]
         return [list(v) for v in self._lg.embed_documents(texts)]
 
-    def vectors(self, recs: Sequence[Memory], fields: Sequence[str]) -> dict[str, list[list[float]]]:
+    def vectors(
+        self, recs: Sequence[Memory], fields: Sequence[str]
+    ) -> dict[str, list[list[float]]]:
         """Each record's vectors (one per indexed text), embedding the missing ones."""
         with self._lock:
             todo = [m for m in recs if m.id not in self._vectors]
@@ -221,7 +226,9 @@ def rank(
         return [to_item(m, s / n, search=True) for s, _, m in hits[lo:hi]]  # type: ignore[misc]
     q = embed.query(op.query)
     vecs = embed.vectors(cands, fields)
-    scored = [(max(cosine(q, v) for v in vecs[m.id]), i, m) for i, m in enumerate(cands) if vecs[m.id]]
+    scored = [
+        (max(cosine(q, v) for v in vecs[m.id]), i, m) for i, m in enumerate(cands) if vecs[m.id]
+    ]
     scored.sort(key=lambda h: (-h[0], h[1]))
     page: list[tuple[float | None, Memory]] = [(s, m) for s, _, m in scored[lo:hi]]
     if len(page) < op.limit:

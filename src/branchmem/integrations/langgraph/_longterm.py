@@ -24,7 +24,6 @@ import threading
 import time
 import weakref
 from collections.abc import Iterable, Iterator
-from typing import Any
 
 from ...errors import UnknownAnchor, UnknownBranch, UnknownEvent
 from ...model import RETRACTION, Memory
@@ -93,6 +92,8 @@ class LongTerm:
         self.by_ident: dict[Ident, dict[str, Memory]] = {}  # records some head shows
         self.idents: dict[str, Ident] = {}  # record id -> its key, for records shown
         self.current: dict[tuple[str, ...], dict[str, Memory]] = {}  # ns -> key -> item
+        self.shared_live: dict[Ident, dict[str, Memory]] = {}  # every live shared record
+        self.shared_ids: dict[str, Ident] = {}
 
     def reset(self) -> None:
         """Forget everything; the next use reads every head again."""
@@ -112,7 +113,7 @@ class LongTerm:
                 cid = saver._latest(k.thread_namespace(self.ns, thread), "")
                 if cid is not None:
                     self._set(thread, read_view(self.store, self.ns, head_event(thread, cid)))
-            self._set(SHARED, read_view(self.store, self.ns, k.SHARED_EVENT))
+            self._set(SHARED, self._read_shared())
             self.built = True
 
     def move(self, thread: str, anchor: str | None) -> None:
@@ -128,22 +129,51 @@ class LongTerm:
             if self.built and (old := self.heads.get(thread)) is not None:
                 self._set(thread, read_view(self.store, self.ns, old.anchor))
 
-    def wrote(self, thread: str, anchor: str, shown: dict[Ident, Memory | None], hid: Iterable[str]) -> None:
-        """Writes sourced from ``thread``'s head itself (the shared event): the
-        new newest item per key (``None``: deleted) and the ids retracted."""
+    def wrote(self, added: Iterable[Memory], hid: Iterable[str]) -> None:
+        """Writes sourced from the shared event (bare puts and deletes): the new
+        records and the ids retracted. The shared head is a single event, so
+        what it sees follows from these alone (every live record per key is
+        kept, for when the newest is deleted)."""
         with self.lock:
             if not self.built:
                 return
-            old = self.heads.get(thread)
+            live = self.shared_live
+            touched: set[Ident] = set()
+            hid = list(hid)
+            for rid in hid:
+                if (ident := self.shared_ids.pop(rid, None)) is not None:
+                    live[ident].pop(rid, None)
+                    touched.add(ident)
+            for m in added:
+                ident = ident_of(m)
+                live.setdefault(ident, {})[m.id] = m
+                self.shared_ids[m.id] = ident
+                touched.add(ident)
+            old = self.heads.get(SHARED)
             items = dict(old.items) if old else {}
-            for ident, m in shown.items():
-                if m is None:
-                    items.pop(ident, None)
+            for ident in touched:
+                recs = live.get(ident)
+                if recs:
+                    items[ident] = max(recs.values(), key=lambda r: r.seq)
                 else:
-                    items[ident] = m
+                    items.pop(ident, None)
+                    live.pop(ident, None)
             hides = set(old.hides) if old else set()
             hides.update(hid)
-            self._set(thread, HeadView(anchor, items, hides))
+            self._set(SHARED, HeadView(k.SHARED_EVENT, items, hides))
+
+    def _read_shared(self) -> HeadView:
+        view = read_view(self.store, self.ns, k.SHARED_EVENT)
+        try:
+            recs = self.store.memories(at=k.SHARED_EVENT, namespace=self.ns)
+        except (UnknownAnchor, UnknownBranch):
+            recs = []
+        for m in recs:
+            if (m.meta or {}).get(MARK) is not None:
+                ident = ident_of(m)
+                self.shared_live.setdefault(ident, {})[m.id] = m
+                self.shared_ids[m.id] = ident
+        return view
 
     def _set(self, thread: str, new: HeadView | None) -> None:
         old = self.heads.pop(thread, None)
@@ -169,12 +199,12 @@ class LongTerm:
                 s.discard(thread)
                 if not s:
                     del self.hiders[rid]
-            if (ident := self.idents.get(rid)) is not None:
-                changed.add(ident)
+            if (hit := self.idents.get(rid)) is not None:
+                changed.add(hit)
         for rid in new_hides - old_hides:
             self.hiders.setdefault(rid, set()).add(thread)
-            if (ident := self.idents.get(rid)) is not None:
-                changed.add(ident)
+            if (hit := self.idents.get(rid)) is not None:
+                changed.add(hit)
         for ident in changed:
             self._recompute(ident)
 
@@ -204,7 +234,10 @@ class LongTerm:
 
     # ---------------------------------------------------------------- reading
     def best(
-        self, ident: Ident, without: str | None = None, hidden: set[str] | frozenset[str] = frozenset()
+        self,
+        ident: Ident,
+        without: str | None = None,
+        hidden: set[str] | frozenset[str] = frozenset(),
     ) -> Memory | None:
         """The newest record of ``ident`` that some head other than ``without``
         shows and no head other than ``without`` retracts (nor ``hidden`` names)."""
@@ -223,7 +256,7 @@ class LongTerm:
 
     def hidden_by_others(self, rid: str, thread: str) -> bool:
         hid = self.hiders.get(rid)
-        return bool(hid) and bool(set(hid) - {thread})
+        return hid is not None and bool(hid - {thread})
 
     def touched(self, thread: str) -> set[Ident]:
         """The keys whose long-term item ``thread``'s head has a say in."""
@@ -234,7 +267,9 @@ class LongTerm:
         out.update(self.idents[r] for r in view.hides if r in self.idents)
         return out
 
-    def spaces(self, prefix: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], dict[str, Memory]]]:
+    def spaces(
+        self, prefix: tuple[str, ...] = ()
+    ) -> Iterator[tuple[tuple[str, ...], dict[str, Memory]]]:
         n = len(prefix)
         for space, items in self.current.items():
             if space[:n] == prefix:

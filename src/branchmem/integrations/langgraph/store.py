@@ -57,10 +57,10 @@ from ...redact.scrub import Scrub
 from ...store import Store
 from . import _items as it
 from . import _keys as k
+from ._items import item_key
 from ._longterm import SHARED, HeadView, Ident, LongTerm, read_view, view_of, wait_saved
 from ._state import check_thread
 from ._tasks import link_task, task_of
-from ._items import item_key
 from .saver import BranchmemSaver
 
 __all__ = ["BranchmemStore", "item_key"]
@@ -277,6 +277,22 @@ class BranchmemStore(BaseStore):
             return it.rank(op, it.oldest(cands, op.offset + op.limit), None, self._fields)
         return it.rank(op, it.oldest(cands, 1 << 62), self._embed, self._fields)
 
+    def via(self, namespace: tuple[str, ...], key: str) -> str | None:
+        """The thread whose current lineage the item ``get`` would return comes
+        from (in a run, its own thread for its own lineage); ``None`` for an
+        item put outside a run, or no item."""
+        anchor, thread = self._where(write=False)
+        view = _View.of(self, anchor, thread)
+        scrub = None if self.store.redactor is None else Scrub(self.store.redactor)
+        m = view.get((tuple(namespace), it.stored_key(key, scrub)))
+        if m is None:
+            return None
+        if view.own is not None and view.own.items.get(it.ident_of(m)) is m:
+            return thread
+        holders = view.lt.holders.get(m.id, set()) if view.lt is not None else set()
+        others = sorted(h for h in holders if h not in (thread, SHARED))
+        return others[0] if others else None
+
     # ------------------------------------------------------------------ writes
     def _apply(
         self, anchor: str | None, thread: str | None, puts: dict[Ident, PutOp], view: _View
@@ -288,7 +304,7 @@ class BranchmemStore(BaseStore):
                 s.add_event(anchor, role="note", namespace=ns)
                 self._shared_ready = True
         now = time.time()
-        shown: dict[Ident, Memory | None] = {}
+        added: list[Memory] = []
         hid: list[str] = []
         for ident, op in puts.items():
             namespace, key = ident
@@ -297,7 +313,6 @@ class BranchmemStore(BaseStore):
                 if old is not None:
                     s.retract(old.id, sources=[anchor], namespace=ns)
                     hid.append(old.id)
-                shown[ident] = None
                 continue
             value = dict(op.value)  # (the Store redacts it with the rest of the meta)
             created = it.data(old)["created_at"] if old is not None else now
@@ -315,17 +330,15 @@ class BranchmemStore(BaseStore):
                 hid.append(old.id)
             else:
                 new = s.add_memory(text, sources=[anchor], namespace=ns, **fields)
-            shown[ident] = new
+            added.append(new)
         if self.shared:
-            self._tell(anchor, thread, shown, hid)
+            self._tell(anchor, thread, added, hid)
 
-    def _tell(
-        self, anchor: str, thread: str | None, shown: dict[Ident, Memory | None], hid: list[str]
-    ) -> None:
+    def _tell(self, anchor: str, thread: str | None, added: list[Memory], hid: list[str]) -> None:
         """Bring the long-term view up to date after writes from ``anchor``."""
         lt = view_of(self.store, self.namespace)
         if anchor == k.SHARED_EVENT:
-            lt.wrote(SHARED, anchor, shown, hid)
+            lt.wrote(added, hid)
         elif thread is None:  # a branchmem anchor: any head may descend from it
             lt.reset()
         elif not anchor.startswith("lg:" + '["task"'):
@@ -337,9 +350,7 @@ class _View:
     """What one batch reads: a lineage, the long-term view, or a run's scope
     chain ``[its anchor, the other threads' heads]``."""
 
-    def __init__(
-        self, own: HeadView | None, lt: LongTerm | None, thread: str | None
-    ) -> None:
+    def __init__(self, own: HeadView | None, lt: LongTerm | None, thread: str | None) -> None:
         self.own = own
         self.lt = lt
         self.thread = thread
