@@ -9,11 +9,10 @@ value to embed.
 
 from __future__ import annotations
 
-import heapq
 import json
 import math
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -121,11 +120,6 @@ def index_texts(value: Mapping[str, Any], index: Any, fields: Sequence[str]) -> 
     if index is False:
         return []
     return [t for f in (index if index else fields) for t in get_text_at_path(dict(value), f)]
-
-
-def oldest(cands: Iterable[Memory], n: int) -> list[Memory]:
-    """The ``n`` first items in write order (of their key's first put)."""
-    return heapq.nsmallest(n, cands, key=lambda m: (data(m)["created_at"], m.seq))
 
 
 class Embed:

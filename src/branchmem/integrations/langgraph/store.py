@@ -32,6 +32,8 @@ root task's event).
 
 from __future__ import annotations
 
+import heapq
+import math
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -272,10 +274,20 @@ class BranchmemStore(BaseStore):
     def _search(self, op: SearchOp, view: _View, scrub: Scrub | None) -> list[SearchItem]:
         # compared with values as stored: redacted
         filt = op.filter if scrub is None or not op.filter else scrub.value(dict(op.filter))
-        cands = (m for m in view.items(tuple(op.namespace_prefix)) if it.matches(m, filt))
-        if not op.query:
-            return it.rank(op, it.oldest(cands, op.offset + op.limit), None, self._fields)
-        return it.rank(op, it.oldest(cands, 1 << 62), self._embed, self._fields)
+        # In InMemoryStore's order: by namespace (oldest first put among its
+        # items), then by each key's first put.
+        first: dict[tuple[str, ...], float] = {}
+        cands: list[tuple[float, int, tuple[str, ...], Memory]] = []
+        for m in view.items(tuple(op.namespace_prefix)):
+            d = it.data(m)
+            ns, c = tuple(d["namespace"]), d["created_at"]
+            if c < first.get(ns, math.inf):
+                first[ns] = c
+            if it.matches(m, filt):
+                cands.append((c, m.seq, ns, m))
+        n = op.offset + op.limit if not op.query else len(cands)
+        best = heapq.nsmallest(n, cands, key=lambda x: (first[x[2]], x[0], x[1]))
+        return it.rank(op, [x[3] for x in best], self._embed if op.query else None, self._fields)
 
     def via(self, namespace: tuple[str, ...], key: str) -> str | None:
         """The thread whose current lineage the item ``get`` would return comes
