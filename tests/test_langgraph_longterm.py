@@ -7,6 +7,7 @@ every head from scratch."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from typing import Any, TypedDict
 
@@ -26,6 +27,8 @@ from branchmem.integrations.langgraph._longterm import (
     MARK,
     SHARED,
     LongTerm,
+    Writes,
+    derive,
     read_view,
 )
 from branchmem.integrations.langgraph.store import _View
@@ -281,6 +284,7 @@ def test_kept_view_equals_a_view_read_at_every_head(steps: list[Any]) -> None:
     lt.build()
     mem.add_event(k.SHARED_EVENT, role="note")
     checkpoints: dict[str, list[str]] = {t: [] for t in THREADS}
+    tasks: dict[str, Writes] = {}
     heads: dict[str, str] = {}
     for n, (thread, pick, what, writes) in enumerate(steps, 1):
         if thread == SHARED:  # a bare write: sourced from the shared event
@@ -310,19 +314,31 @@ def test_kept_view_equals_a_view_read_at_every_head(steps: list[Any]) -> None:
         else:
             cps = checkpoints[thread]
             parent = cps[pick % len(cps)] if cps else None
-            task, cp = f"{thread}-task{n}", f"{thread}-cp{n}"
+            # ids as the integration makes them, so that the derivation applies
+            cid = json.loads(parent[3:])[3] if parent else "none"
+            task = k.task_event(thread, cid, f"x{n}")
+            cp = k.checkpoint_event(thread, "", f"c{n}")
             mem.add_event(task, parent=parent, role="note")
+            done: Writes = tasks.setdefault(task, [])
             for key, kind in writes:
                 ident = (("ns",), key)
                 seen = read_view(mem, "default", task).items.get(ident) or _current(lt, ident)
                 if kind == "delete":
                     if seen is not None:
                         mem.retract(seen.id, sources=[task])
+                        done.append(([], [seen.id]))
                 else:
-                    _put(mem, task, key, n, seen if kind == "overwrite" else None)
+                    old = seen if kind == "overwrite" else None
+                    done.append(([_put(mem, task, key, n, old)], [old.id] if old else []))
+            head = lt.heads.get(thread)
+            if head is not None and head.anchor == parent:  # a task's view, derived
+                derived = derive(head, task, done)
+                if derived is not None:
+                    fresh = read_view(mem, "default", task)
+                    assert derived.items == fresh.items and derived.hides == fresh.hides
             mem.add_event(cp, parent=task, role="note")
             cps.append(cp)
-            lt.move(thread, cp)
+            lt.move(thread, cp, [task], tasks)  # derived from the old head where it can be
             heads[thread] = cp
         kept = {(sp, key): m.id for sp, recs in lt.current.items() for key, m in recs.items()}
         assert kept == _naive(mem, heads)

@@ -38,6 +38,14 @@ def task_event(thread: str, checkpoint_id: str, task_id: str) -> str:
     return "lg:" + _j("task", thread, checkpoint_id, task_id)
 
 
+def task_parent(task_event_id: str) -> str | None:
+    """The checkpoint event a `task_event` id runs on (``None`` for other ids)."""
+    if not task_event_id.startswith('lg:["task",'):
+        return None
+    _, thread, cid, _ = json.loads(task_event_id[3:])
+    return checkpoint_event(thread, "", cid)
+
+
 def registry_namespace(ns: str) -> str:
     return f"{ns}/langgraph"
 

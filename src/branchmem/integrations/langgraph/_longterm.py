@@ -23,7 +23,7 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 
 from ...errors import UnknownAnchor, UnknownBranch, UnknownEvent
 from ...model import RETRACTION, Memory
@@ -38,15 +38,23 @@ SHARED = "\x00shared"
 
 
 class HeadView:
-    """What one anchor sees: its newest item per key and the records its
-    visible retractions hide."""
+    """What one anchor sees: its newest item per key, the keys with more than
+    one live record there (``extra``), and the records its visible
+    retractions hide."""
 
-    __slots__ = ("anchor", "hides", "items")
+    __slots__ = ("anchor", "extra", "hides", "items")
 
-    def __init__(self, anchor: str, items: dict[Ident, Memory], hides: set[str]) -> None:
+    def __init__(
+        self,
+        anchor: str,
+        items: dict[Ident, Memory],
+        hides: set[str],
+        extra: set[Ident] | None = None,
+    ) -> None:
         self.anchor = anchor
         self.items = items
         self.hides = hides
+        self.extra = extra if extra is not None else set()
 
 
 def read_view(store: Store, ns: str, anchor: str, *, hides: bool = True) -> HeadView:
@@ -58,15 +66,44 @@ def read_view(store: Store, ns: str, anchor: str, *, hides: bool = True) -> Head
     except (UnknownAnchor, UnknownBranch):
         recs, rets = [], []
     items: dict[Ident, Memory] = {}
+    extra: set[Ident] = set()
     for m in recs:
         data = (m.meta or {}).get(MARK)
         if data is None:
             continue
         ident = (tuple(data["namespace"]), data["key"])
         old = items.get(ident)
+        if old is not None:
+            extra.add(ident)
         if old is None or old.seq < m.seq:
             items[ident] = m
-    return HeadView(anchor, items, {r.target for r in rets if r.target is not None})
+    return HeadView(anchor, items, {r.target for r in rets if r.target is not None}, extra)
+
+
+Writes = list[tuple[list[Memory], list[str]]]
+"""A task's writes, batch by batch: the records added and the ids retracted."""
+
+
+def derive(base: HeadView, anchor: str, writes: Writes) -> HeadView | None:
+    """The view at ``anchor``, whose lineage is ``base``'s plus events that are
+    the sources of ``writes`` alone; ``None`` where ``base`` does not say
+    enough (a delete of the newest of several live records of a key)."""
+    items, hides, extra = dict(base.items), set(base.hides), set(base.extra)
+    for added, hid in writes:
+        if hid:
+            by_id = {m.id: ident for ident, m in items.items()}
+            for rid in hid:
+                hides.add(rid)
+                if (ident := by_id.get(rid)) is not None:
+                    if ident in extra:
+                        return None
+                    del items[ident]
+        for m in added:
+            ident = ident_of(m)
+            if ident in items:
+                extra.add(ident)
+            items[ident] = m
+    return HeadView(anchor, items, hides, extra)
 
 
 def ident_of(m: Memory) -> Ident:
@@ -116,12 +153,40 @@ class LongTerm:
             self._set(SHARED, self._read_shared())
             self.built = True
 
-    def move(self, thread: str, anchor: str | None) -> None:
-        """``thread``'s head is now ``anchor`` (``None``: the thread is gone)."""
+    def move(
+        self,
+        thread: str,
+        anchor: str | None,
+        parents: Iterable[str] = (),
+        tasks: Mapping[str, Writes] | None = None,
+    ) -> None:
+        """``thread``'s head is now ``anchor`` (``None``: the thread is gone).
+        Where its ``parents`` are the old head, or tasks run on it whose writes
+        ``tasks`` holds, the new view is derived without a read."""
         with self.lock:
             if not self.built:
                 return
-            self._set(thread, None if anchor is None else read_view(self.store, self.ns, anchor))
+            new = None
+            if anchor is not None:
+                new = self._derived(thread, anchor, list(parents), tasks or {})
+                if new is None:
+                    new = read_view(self.store, self.ns, anchor)
+            self._set(thread, new)
+
+    def _derived(
+        self, thread: str, anchor: str, parents: list[str], tasks: Mapping[str, Writes]
+    ) -> HeadView | None:
+        old = self.heads.get(thread)
+        if old is None or not parents:
+            return None
+        if parents == [old.anchor]:
+            return HeadView(anchor, old.items, old.hides, old.extra)
+        writes: Writes = []
+        for p in parents:
+            if k.task_parent(p) != old.anchor or p not in tasks:
+                return None
+            writes += tasks[p]
+        return derive(old, anchor, writes)
 
     def refresh(self, thread: str) -> None:
         """Read ``thread``'s head again (after a write at one of its checkpoints)."""
@@ -285,6 +350,7 @@ class _PerStore:
     def __init__(self) -> None:
         self.views: dict[str, LongTerm] = {}
         self.saved: dict[str, None] = {}  # recently saved checkpoint events, in order
+        self.tasks: dict[str, Writes] = {}  # recent tasks' writes, by task event
         self.cond = threading.Condition()
 
 
@@ -312,12 +378,47 @@ def view_of(store: Store, ns: str) -> LongTerm:
     return view
 
 
-def head_moved(store: Store, ns: str, thread: str, anchor: str | None) -> None:
-    """Called by the saver: ``thread``'s newest root checkpoint is ``anchor``."""
+def head_moved(
+    store: Store,
+    ns: str,
+    thread: str,
+    anchor: str | None,
+    parents: list[str] = (),  # type: ignore[assignment]
+) -> None:
+    """Called by the saver: ``thread``'s newest root checkpoint is ``anchor``,
+    whose parents are ``parents``."""
     per = _REGISTRY.get(store)
     view = per.views.get(ns) if per is not None else None
     if view is not None:
-        view.move(thread, anchor)
+        view.move(thread, anchor, parents, per.tasks if per is not None else {})
+
+
+def task_wrote(store: Store, task: str, added: list[Memory], hid: list[str]) -> None:
+    """Called by the store: what a task's batch wrote (sourced from ``task``)."""
+    per = _per(store)
+    with per.cond:
+        per.tasks.setdefault(task, []).append((list(added), list(hid)))
+        if len(per.tasks) > _SAVED_KEPT:
+            del per.tasks[next(iter(per.tasks))]
+
+
+def view_at(store: Store, ns: str, thread: str, anchor: str, checkpoint: str) -> HeadView | None:
+    """The view at a task's ``anchor`` (the task event, or its ``checkpoint``)
+    from ``thread``'s kept head where that head is ``checkpoint``, without a
+    read; ``None`` where it cannot be told so."""
+    per = _REGISTRY.get(store)
+    view = per.views.get(ns) if per is not None else None
+    if per is None or view is None or not view.built:
+        return None
+    with view.lock:
+        head = view.heads.get(thread)
+        if head is None or head.anchor != checkpoint:
+            return None
+        if anchor == checkpoint:
+            return head
+        with per.cond:
+            writes = list(per.tasks.get(anchor, []))
+        return derive(head, anchor, writes)
 
 
 def saved(store: Store, event: str) -> None:

@@ -7,6 +7,8 @@ events) and `BranchmemStore` (a task's writes are sourced from its event).
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
+
 from langchain_core.runnables import RunnableConfig
 
 from ...errors import InvalidInput
@@ -36,6 +38,13 @@ def task_of(config: RunnableConfig) -> tuple[str, str, str]:
         )
     task_id = task_ns.split("|", 1)[0].rpartition(":")[2]
     return str(thread), str(cp_map[""]), task_id
+
+
+def one_transaction(store: Store) -> AbstractContextManager[None]:
+    """Several writes of one saver or store call as one backend transaction
+    (all or none, one commit: a commit is most of a small write's cost).
+    Backend transactions nest, so the Store's own calls inside join it."""
+    return store._engine.backend.transaction()
 
 
 def link_task(store: Store, ns: str, tns: str, thread: str, cid: str, task_id: str) -> str:

@@ -41,7 +41,7 @@ from ...validate import check_int
 from . import _keys as k
 from . import _longterm as _lt
 from . import _state
-from ._tasks import TASK, link_task, task_of
+from ._tasks import TASK, link_task, one_transaction, task_of
 
 _CP = "checkpoint"
 _WRITE = "write"
@@ -134,9 +134,31 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
             "metadata": self._dump(meta),
             "parent": parent,
         }
-        # One transaction for the events and one for the records (a commit is
-        # most of a small write's cost on SQLite).
+        # One transaction for all of it (a commit is most of a small write's
+        # cost); the long-term view and waiting tasks are told once it commits.
+        with one_transaction(s):
+            newest = self._write_checkpoint(thread, cp_ns, cid, root, lineage, old, data)
+        event = k.checkpoint_event(thread, cp_ns, cid)
+        if newest and cp_ns == "":  # the thread's head moved: the long-term view follows
+            _lt.head_moved(s, ns, thread, event, lineage)
+        _lt.saved(s, event)  # a task may be waiting for it
+        return _config(thread, cp_ns, cid)
+
+    def _write_checkpoint(
+        self,
+        thread: str,
+        cp_ns: str,
+        cid: str,
+        root: str,
+        lineage: builtins.list[str],
+        old: builtins.list[Memory],
+        data: dict[str, Any],
+    ) -> bool:
+        """The writes of `put`; whether ``cid`` is the newest of its namespace."""
+        s, ns, tns = self.store, self.namespace, k.thread_namespace(self.namespace, thread)
         self._register(thread)
+        latest = self._latest(tns, cp_ns)
+        newest = latest is None or cid >= latest
         s.add_events(
             [
                 {"id": root, "role": "note", "namespace": tns},
@@ -149,7 +171,6 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
                 },
             ]
         )
-        _lt.saved(s, k.checkpoint_event(thread, cp_ns, cid))  # a task may wait for it
         listing = {
             "content": "",
             "sources": [k.THREAD_ROOT],
@@ -166,12 +187,9 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
                 [{"content": "", "sources": [root], "kind": "working", "namespace": tns,
                   "meta": data}, listing]
             )  # fmt: skip
-        latest = self._latest(tns, cp_ns)
-        if latest is None or cid >= latest:
+        if newest:
             s.set_branch(k.latest_branch(cp_ns), root, namespace=tns)
-            if cp_ns == "":  # the thread's head moved: the long-term view follows
-                _lt.head_moved(s, ns, thread, k.checkpoint_event(thread, cp_ns, cid))
-        return _config(thread, cp_ns, cid)
+        return newest
 
     def put_writes(
         self,
@@ -187,6 +205,18 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         cid = get_checkpoint_id(config)
         if cid is None:
             raise InvalidInput("put_writes needs a config with a checkpoint_id")
+        with one_transaction(self.store):
+            self._write_writes(thread, cp_ns, cid, writes, task_id, task_path)
+
+    def _write_writes(
+        self,
+        thread: str,
+        cp_ns: str,
+        cid: str,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str,
+    ) -> None:
         tns = k.thread_namespace(self.namespace, thread)
         root = k.checkpoint_root(cp_ns, cid)
         records = self._records(tns, root)

@@ -33,6 +33,7 @@ root task's event).
 from __future__ import annotations
 
 import heapq
+import json
 import math
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -60,9 +61,19 @@ from ...store import Store
 from . import _items as it
 from . import _keys as k
 from ._items import item_key
-from ._longterm import SHARED, HeadView, Ident, LongTerm, read_view, view_of, wait_saved
+from ._longterm import (
+    SHARED,
+    HeadView,
+    Ident,
+    LongTerm,
+    read_view,
+    task_wrote,
+    view_at,
+    view_of,
+    wait_saved,
+)
 from ._state import check_thread
-from ._tasks import link_task, task_of
+from ._tasks import link_task, one_transaction, task_of
 from .saver import BranchmemSaver
 
 __all__ = ["BranchmemStore", "item_key"]
@@ -214,12 +225,7 @@ class BranchmemStore(BaseStore):
                 "BranchmemSaver(the same Store) and durability 'sync' or 'async'"
             )
         task = k.task_event(thread, cid, task_id)
-        if task in self._linked:
-            return task, thread
-        if write:
-            tns = k.thread_namespace(self.namespace, thread)
-            link_task(self.store, self.namespace, tns, thread, cid, task_id)
-            self._linked.add(task)
+        if task in self._linked or write:  # (a write links it, in its transaction)
             return task, thread
         try:
             self.store.get_event(task, namespace=self.namespace)
@@ -265,8 +271,19 @@ class BranchmemStore(BaseStore):
             else:
                 raise InvalidInput(f"unknown store operation {type(op).__name__}")
         if puts:
-            self._apply(anchor, thread, puts, view)
+            with one_transaction(self.store):
+                if anchor is not None and anchor not in self._linked:
+                    self._link(anchor)
+                self._apply(anchor, thread, puts, view)
         return results
+
+    def _link(self, anchor: str) -> None:
+        """Create the event of the task ``anchor`` names, if it is one."""
+        if anchor.startswith('lg:["task",'):
+            _, thread, cid, task_id = json.loads(anchor[3:])
+            tns = k.thread_namespace(self.namespace, thread)
+            link_task(self.store, self.namespace, tns, thread, cid, task_id)
+            self._linked.add(anchor)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         return self.batch(ops)
@@ -343,6 +360,8 @@ class BranchmemStore(BaseStore):
             else:
                 new = s.add_memory(text, sources=[anchor], namespace=ns, **fields)
             added.append(new)
+        if k.task_parent(anchor) is not None:  # the saver derives the next head from it
+            task_wrote(s, anchor, added, hid)
         if self.shared:
             self._tell(anchor, thread, added, hid)
 
@@ -374,12 +393,16 @@ class _View:
     @classmethod
     def of(cls, store: BranchmemStore, anchor: str | None, thread: str | None) -> _View:
         s, ns = store.store, store.namespace
-        if not store.shared or (anchor is not None and thread is None):
-            return cls(read_view(s, ns, anchor, hides=False), None, None)  # type: ignore[arg-type]
+        checkpoint = None if anchor is None else k.task_parent(anchor) or anchor
+        if anchor != checkpoint and anchor not in store._linked:
+            anchor = checkpoint  # a task not linked yet has written nothing
+        if anchor is not None and (not store.shared or thread is None):
+            return cls(read_view(s, ns, anchor, hides=False), None, None)
         lt = view_of(s, ns)
-        if anchor is None:
+        if anchor is None or checkpoint is None or thread is None:
             return cls(None, lt, None)
-        return cls(read_view(s, ns, anchor), lt, thread)
+        own = view_at(s, ns, thread, anchor, checkpoint)
+        return cls(own or read_view(s, ns, anchor), lt, thread)
 
     def get(self, ident: Ident) -> Memory | None:
         m = self._get(ident)
