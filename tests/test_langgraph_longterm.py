@@ -380,3 +380,29 @@ def _put(mem: Store, source: str, key: str, n: int, old: Any) -> Any:
     if old is not None:
         return mem.supersede(old.id, str(n), sources=[source], meta=meta)
     return mem.add_memory(str(n), sources=[source], meta=meta)
+
+
+def test_the_example_runs_on_every_backend(make_store: Callable[[], Store]) -> None:
+    import importlib.util
+    from pathlib import Path
+
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.store.memory import InMemoryStore
+
+    path = Path(__file__).resolve().parent.parent / "examples" / "langgraph_longterm.py"
+    spec = importlib.util.spec_from_file_location("langgraph_longterm", path)
+    assert spec is not None and spec.loader is not None
+    ex = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ex)
+    mem = make_store()
+    ours = BranchmemStore(mem)
+    assert ex.scenario(ex.build(BranchmemSaver(mem), ours), ours) == {
+        "chat-2 after chat-1 learned": "茶",
+        "bare get": "茶",
+        "chat-3 after chat-1 was rewound": None,
+        "bare get after the rewind": None,
+        "chat-4 after chat-1 came back": "茶",
+    }
+    theirs = InMemoryStore()
+    leaked = ex.scenario(ex.build(InMemorySaver(), theirs), theirs)
+    assert leaked["chat-3 after chat-1 was rewound"] == "茶"  # the peer keeps the abandoned fact

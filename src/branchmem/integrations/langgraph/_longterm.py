@@ -143,13 +143,8 @@ class LongTerm:
         with self.lock:
             if self.built:
                 return
-            from .saver import BranchmemSaver  # (the saver imports this module)
-
-            saver = BranchmemSaver(self.store, self.ns)
-            for thread in saver._threads():
-                cid = saver._latest(k.thread_namespace(self.ns, thread), "")
-                if cid is not None:
-                    self._set(thread, read_view(self.store, self.ns, head_event(thread, cid)))
+            for thread, cid in _thread_heads(self.store, self.ns):
+                self._set(thread, read_view(self.store, self.ns, head_event(thread, cid)))
             self._set(SHARED, self._read_shared())
             self.built = True
 
@@ -339,6 +334,22 @@ class LongTerm:
         for space, items in self.current.items():
             if space[:n] == prefix:
                 yield space, items
+
+
+def _thread_heads(store: Store, ns: str) -> Iterator[tuple[str, str]]:
+    """Every thread the saver registered, with its newest root checkpoint id
+    (the saver's bookkeeping: `_keys`)."""
+    try:
+        recs = store.memories(at=k.THREADS_ROOT, namespace=k.registry_namespace(ns))
+    except (UnknownAnchor, UnknownBranch):
+        return
+    for m in recs:
+        thread = str((m.meta or {}).get("thread_id"))
+        try:
+            head = store.branch_head(k.latest_branch(""), namespace=k.thread_namespace(ns, thread))
+        except UnknownBranch:
+            continue
+        yield thread, k.checkpoint_of_root(head)
 
 
 def head_event(thread: str, cid: str) -> str:
