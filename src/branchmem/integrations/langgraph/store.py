@@ -53,6 +53,7 @@ from langgraph.store.base import (
     TTLConfig,
     validate_op_namespace,
 )
+from langgraph.store.memory import _compare_values
 
 from ...errors import InvalidInput, UnknownEvent
 from ...model import Memory
@@ -295,13 +296,24 @@ class BranchmemStore(BaseStore):
         # items), then by each key's first put.
         first: dict[tuple[str, ...], float] = {}
         cands: list[tuple[float, int, tuple[str, ...], Memory]] = []
-        for m in view.items(tuple(op.namespace_prefix)):
-            d = it.data(m)
-            ns, c = tuple(d["namespace"]), d["created_at"]
-            if c < first.get(ns, math.inf):
-                first[ns] = c
-            if it.matches(m, filt):
+        conds = list(filt.items()) if filt else []
+        mark, now = it.MARK, view.now
+        for ns, recs in view.groups(tuple(op.namespace_prefix)):
+            low = math.inf
+            for m in recs:
+                d = m.meta[mark]  # type: ignore[index]
+                c = d["created_at"]
+                if c < low:
+                    low = c
+                if m.expires_at is not None and m.expires_at <= now:
+                    continue
+                if conds:
+                    value = d["value"]
+                    if not all(_compare_values(value.get(key), want) for key, want in conds):
+                        continue
                 cands.append((c, m.seq, ns, m))
+            if low < first.get(ns, math.inf):
+                first[ns] = low
         n = op.offset + op.limit if not op.query else len(cands)
         best = heapq.nsmallest(n, cands, key=lambda x: (first[x[2]], x[0], x[1]))
         return it.rank(op, [x[3] for x in best], self._embed if op.query else None, self._fields)
@@ -430,8 +442,9 @@ class _View:
                 hidden.add(mine.id)
             return lt.best(ident, without=self.thread, hidden=hidden)
 
-    def items(self, prefix: tuple[str, ...]) -> Iterator[Memory]:
-        """Every item under ``prefix`` this view sees (not expired)."""
+    def items(self, prefix: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Memory]]:
+        """Every item under ``prefix`` this view sees (not expired), with its
+        namespace."""
         n, now = len(prefix), self.now
         own, lt = self.own, self.lt
         seen: set[Ident] = set()
@@ -440,28 +453,38 @@ class _View:
                 if ident[0][:n] == prefix:
                     seen.add(ident)
                     if (m := self.get(ident)) is not None:
-                        yield m
+                        yield ident[0], m
             if lt is None:
                 return
         assert lt is not None
+        out: list[tuple[tuple[str, ...], Memory]] = []
         with lt.lock:
-            spaces = list(lt.spaces(prefix))
-            out: list[Memory] = []
-            for space, recs in spaces:
-                for key, m in recs.items():
+            for space, recs in list(lt.spaces(prefix)):
+                if own is None:  # the long-term view as kept
+                    out += [(space, m) for m in recs.values()
+                            if m.expires_at is None or m.expires_at > now]  # fmt: skip
+                    continue
+                for key in recs:
                     ident = (space, key)
-                    if own is None:
-                        if m.expires_at is None or m.expires_at > now:
-                            out.append(m)
-                    elif ident not in seen:
+                    if ident not in seen:
                         seen.add(ident)
                         if (g := self.get(ident)) is not None:
-                            out.append(g)
+                            out.append((space, g))
             if own is not None:
                 for ident in self.touched - seen:
                     if ident[0][:n] == prefix and (g := self.get(ident)) is not None:
-                        out.append(g)
+                        out.append((ident[0], g))
         yield from out
 
+    def groups(self, prefix: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], list[Memory]]]:
+        """`items` by namespace (expired ones left in, for the caller to skip)."""
+        if self.own is None and self.lt is not None:  # the long-term view as kept
+            with self.lt.lock:
+                spaces = [(space, list(recs.values())) for space, recs in self.lt.spaces(prefix)]
+            yield from spaces
+            return
+        for space, m in self.items(prefix):
+            yield space, [m]
+
     def spaces(self) -> set[tuple[str, ...]]:
-        return {tuple(it.data(m)["namespace"]) for m in self.items(())}
+        return {space for space, _ in self.items(())}
