@@ -136,8 +136,11 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         }
         # One transaction for all of it (a commit is most of a small write's
         # cost); the long-term view and waiting tasks are told once it commits.
+        self._register(thread)  # (once per thread, in transactions of its own)
+        latest = self._latest(tns, cp_ns)  # (read before the transaction locks anything)
+        newest = latest is None or cid >= latest
         with one_transaction(s):
-            newest = self._write_checkpoint(thread, cp_ns, cid, root, lineage, old, data)
+            self._write_checkpoint(thread, cp_ns, cid, root, lineage, old, data, newest)
         event = k.checkpoint_event(thread, cp_ns, cid)
         if newest and cp_ns == "":  # the thread's head moved: the long-term view follows
             _lt.head_moved(s, ns, thread, event, lineage)
@@ -153,15 +156,14 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         lineage: builtins.list[str],
         old: builtins.list[Memory],
         data: dict[str, Any],
-    ) -> bool:
-        """The writes of `put`; whether ``cid`` is the newest of its namespace."""
+        newest: bool,
+    ) -> None:
+        """The writes of `put` (``newest``: ``cid`` is the newest of its namespace)."""
         s, ns, tns = self.store, self.namespace, k.thread_namespace(self.namespace, thread)
-        self._register(thread)
-        latest = self._latest(tns, cp_ns)
-        newest = latest is None or cid >= latest
+        # The caller's namespace before the thread's, as a store write does: on
+        # PostgreSQL a transaction locks each namespace at its first statement.
         s.add_events(
             [
-                {"id": root, "role": "note", "namespace": tns},
                 {
                     "id": k.checkpoint_event(thread, cp_ns, cid),
                     "parent": lineage or None,
@@ -169,6 +171,7 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
                     "namespace": ns,
                     "meta": {"thread_id": thread, "checkpoint_ns": cp_ns, "checkpoint_id": cid},
                 },
+                {"id": root, "role": "note", "namespace": tns},
             ]
         )
         listing = {
@@ -189,7 +192,6 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
             )  # fmt: skip
         if newest:
             s.set_branch(k.latest_branch(cp_ns), root, namespace=tns)
-        return newest
 
     def put_writes(
         self,

@@ -275,7 +275,12 @@ class BranchmemStore(BaseStore):
             with one_transaction(self.store):
                 if anchor is not None and anchor not in self._linked:
                     self._link(anchor)
-                self._apply(anchor, thread, puts, view)
+                source, added, hid = self._apply(anchor, puts, view)
+            # once committed:
+            if k.task_parent(source) is not None:  # the saver derives the next head from it
+                task_wrote(self.store, source, added, hid)
+            if self.shared:
+                self._tell(source, thread, added, hid)
         return results
 
     def _link(self, anchor: str) -> None:
@@ -336,8 +341,10 @@ class BranchmemStore(BaseStore):
 
     # ------------------------------------------------------------------ writes
     def _apply(
-        self, anchor: str | None, thread: str | None, puts: dict[Ident, PutOp], view: _View
-    ) -> None:
+        self, anchor: str | None, puts: dict[Ident, PutOp], view: _View
+    ) -> tuple[str, list[Memory], list[str]]:
+        """Write ``puts`` from ``anchor`` (``None``: the shared event); the anchor
+        written from, the records added and the ids retracted."""
         s, ns = self.store, self.namespace
         if anchor is None:  # a bare write on a shared store
             anchor = k.SHARED_EVENT
@@ -372,10 +379,7 @@ class BranchmemStore(BaseStore):
             else:
                 new = s.add_memory(text, sources=[anchor], namespace=ns, **fields)
             added.append(new)
-        if k.task_parent(anchor) is not None:  # the saver derives the next head from it
-            task_wrote(s, anchor, added, hid)
-        if self.shared:
-            self._tell(anchor, thread, added, hid)
+        return anchor, added, hid
 
     def _tell(self, anchor: str, thread: str | None, added: list[Memory], hid: list[str]) -> None:
         """Bring the long-term view up to date after writes from ``anchor``."""
