@@ -62,3 +62,22 @@ def link_task(store: Store, ns: str, tns: str, thread: str, cid: str, task_id: s
         meta={"type": TASK, "task_id": task_id},
     )  # fmt: skip
     return ev
+
+
+class Desc(str):
+    """A string that sorts in reverse (newest checkpoint id first)."""
+
+    def __lt__(self, other: str) -> bool:
+        return str.__gt__(self, other)
+
+
+def thread_and_ns(config: RunnableConfig) -> tuple[str, str]:
+    conf = config.get("configurable") or {}
+    thread = conf.get("thread_id")
+    if thread is None or not str(thread):
+        raise InvalidInput("the config has no thread_id; pass {'configurable': {'thread_id': ...}}")
+    return str(thread), str(conf.get("checkpoint_ns", "") or "")
+
+
+def config_of(thread: str, cp_ns: str, cid: str | None) -> RunnableConfig:
+    return {"configurable": {"thread_id": thread, "checkpoint_ns": cp_ns, "checkpoint_id": cid}}

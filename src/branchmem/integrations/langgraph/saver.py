@@ -42,6 +42,9 @@ from . import _keys as k
 from . import _longterm as _lt
 from . import _state
 from ._tasks import TASK, link_task, one_transaction, task_of
+from ._tasks import Desc as _Desc
+from ._tasks import config_of as _config
+from ._tasks import thread_and_ns as _thread_and_ns
 
 _CP = "checkpoint"
 _WRITE = "write"
@@ -207,54 +210,43 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         cid = get_checkpoint_id(config)
         if cid is None:
             raise InvalidInput("put_writes needs a config with a checkpoint_id")
-        with one_transaction(self.store):
-            self._write_writes(thread, cp_ns, cid, writes, task_id, task_path)
-
-    def _write_writes(
-        self,
-        thread: str,
-        cp_ns: str,
-        cid: str,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str,
-    ) -> None:
-        tns = k.thread_namespace(self.namespace, thread)
-        root = k.checkpoint_root(cp_ns, cid)
-        records = self._records(tns, root)
-        if not records:  # writes on a checkpoint not stored (yet): give them a root
-            self.store.add_event(root, role="note", namespace=tns)
-        stored = {
-            (m.meta["task_id"], m.meta["idx"]): m
-            for m in records
-            if m.meta and m.meta.get("type") == _WRITE
-        }
-        # The call's writes by (task, index), like the stored ones: a regular
-        # write keeps the first value, a special one the last.
-        wanted: dict[tuple[str, int], dict[str, Any]] = {}
-        for idx, (channel, value) in enumerate(writes):
-            widx = WRITES_IDX_MAP.get(channel, idx)
-            key = (task_id, widx)
-            if widx >= 0 and (key in stored or key in wanted):
-                continue
-            wanted[key] = {
-                "type": _WRITE,
-                "task_id": task_id,
-                "idx": widx,
-                "channel": channel,
-                "task_path": task_path,
-                "value": self._dump(self._redact(value)),
+        with one_transaction(self.store):  # one commit for the call
+            tns = k.thread_namespace(self.namespace, thread)
+            root = k.checkpoint_root(cp_ns, cid)
+            records = self._records(tns, root)
+            if not records:  # writes on a checkpoint not stored (yet): give them a root
+                self.store.add_event(root, role="note", namespace=tns)
+            stored = {
+                (m.meta["task_id"], m.meta["idx"]): m
+                for m in records
+                if m.meta and m.meta.get("type") == _WRITE
             }
-        new = []
-        for key, data in wanted.items():
-            old = stored.get(key)
-            if old is None:
-                new.append({"content": "", "sources": [root], "kind": "working",
-                            "namespace": tns, "meta": data})  # fmt: skip
-            else:
-                self.store.supersede(old.id, "", sources=[root], namespace=tns, meta=data)
-        if new:
-            self.store.add_memories(new)
+            # The call's writes by (task, index), like the stored ones: a regular
+            # write keeps the first value, a special one the last.
+            wanted: dict[tuple[str, int], dict[str, Any]] = {}
+            for idx, (channel, value) in enumerate(writes):
+                widx = WRITES_IDX_MAP.get(channel, idx)
+                key = (task_id, widx)
+                if widx >= 0 and (key in stored or key in wanted):
+                    continue
+                wanted[key] = {
+                    "type": _WRITE,
+                    "task_id": task_id,
+                    "idx": widx,
+                    "channel": channel,
+                    "task_path": task_path,
+                    "value": self._dump(self._redact(value)),
+                }
+            new = []
+            for key, data in wanted.items():
+                old = stored.get(key)
+                if old is None:
+                    new.append({"content": "", "sources": [root], "kind": "working",
+                                "namespace": tns, "meta": data})  # fmt: skip
+                else:
+                    self.store.supersede(old.id, "", sources=[root], namespace=tns, meta=data)
+            if new:
+                self.store.add_memories(new)
 
     def link_task(self, config: RunnableConfig) -> str:
         """The event a root-graph task's store writes are sourced from, created on
@@ -505,22 +497,3 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         n = 0 if current is None else int(str(current).split(".")[0])
         tail = hashlib.sha1(f"{n}".encode()).hexdigest()[:16]
         return f"{n + 1:032}.{tail}"
-
-
-class _Desc(str):
-    """A string that sorts in reverse (newest checkpoint id first)."""
-
-    def __lt__(self, other: str) -> bool:
-        return str.__gt__(self, other)
-
-
-def _thread_and_ns(config: RunnableConfig) -> tuple[str, str]:
-    conf = config.get("configurable") or {}
-    thread = conf.get("thread_id")
-    if thread is None or not str(thread):
-        raise InvalidInput("the config has no thread_id; pass {'configurable': {'thread_id': ...}}")
-    return str(thread), str(conf.get("checkpoint_ns", "") or "")
-
-
-def _config(thread: str, cp_ns: str, cid: str | None) -> RunnableConfig:
-    return {"configurable": {"thread_id": thread, "checkpoint_ns": cp_ns, "checkpoint_id": cid}}
