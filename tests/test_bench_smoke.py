@@ -44,7 +44,10 @@ EXPECTED: dict[str, list[tuple[str, int]]] = {
     ],
     "importers": [(r"^  time ratio import / baseline +\d+\.\d\dx$", 1)],
     "ingest": [(r"^sqlite: ingest of 2,000 events .*: \d+\.\d\dx \(goal", 1)],
-    "langgraph": [(r"^branchmem vs .*: \d+\.\d\dx the steps/s$", 2)],
+    "langgraph": [
+        (r"^branchmem vs .*: \d+\.\d\dx the steps/s$", 3),
+        (r"^branchmem vs InMemoryStore, (search|put) at \d+ threads: \d+\.\d\dx the time$", 4),
+    ],
     "pg_versions": [],
     "recall": [
         (r"pass rate \d\.\d\d \(\d+/\d+\) +recall@k \d\.\d{3} +precision@k \d\.\d{3}", 6),

@@ -1,5 +1,6 @@
 """BranchmemStore inside real LangGraph runs: forks, parallel tasks (Send),
-subgraphs, interrupts and resume, update_state(as_node=), and the no-anchor rule."""
+subgraphs, interrupts and resume, update_state(as_node=), and bare reads (the
+long-term view; refused with shared=False)."""
 
 from __future__ import annotations
 
@@ -75,10 +76,12 @@ def test_views_at_checkpoints_and_the_no_anchor_rule(mem: Store) -> None:
     assert _cities(store.at(config)) == ["杭州"]  # the thread's newest checkpoint
     assert _cities(store.at(first_final)) == ["成都"]
     assert _cities(store.at(before.config)) == []  # before anything was remembered
+    assert _cities(store) == ["杭州"]  # bare: the long-term view, the thread's head
+    apart = BranchmemStore(mem, shared=False)
     with pytest.raises(InvalidInput, match=r"store\.at\(config\)"):
-        store.search(NS)
+        apart.search(NS)
     with pytest.raises(InvalidInput, match="outside a LangGraph run"):
-        store.put(NS, "k", {"city": "x"})
+        apart.put(NS, "k", {"city": "x"})
     with pytest.raises(InvalidInput, match="no checkpoint"):
         store.at({"configurable": {"thread_id": "nobody"}})
     with pytest.raises(InvalidInput, match="root graph"):

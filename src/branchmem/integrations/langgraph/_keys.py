@@ -38,6 +38,14 @@ def task_event(thread: str, checkpoint_id: str, task_id: str) -> str:
     return "lg:" + _j("task", thread, checkpoint_id, task_id)
 
 
+def task_parent(task_event_id: str) -> str | None:
+    """The checkpoint event a `task_event` id runs on (``None`` for other ids)."""
+    if not task_event_id.startswith('lg:["task",'):
+        return None
+    _, thread, cid, _ = json.loads(task_event_id[3:])
+    return checkpoint_event(thread, "", cid)
+
+
 def registry_namespace(ns: str) -> str:
     return f"{ns}/langgraph"
 
@@ -74,3 +82,8 @@ def latest_branch(checkpoint_ns: str) -> str:
     import hashlib
 
     return "latest-" + hashlib.sha256(checkpoint_ns.encode()).hexdigest()[:32]
+
+
+SHARED_EVENT = "lg:" + _j("shared")
+"""The event, in the caller's namespace, that items written outside any run
+are sourced from (a root: every long-term view holds it)."""

@@ -7,6 +7,8 @@ events) and `BranchmemStore` (a task's writes are sourced from its event).
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
+
 from langchain_core.runnables import RunnableConfig
 
 from ...errors import InvalidInput
@@ -38,6 +40,13 @@ def task_of(config: RunnableConfig) -> tuple[str, str, str]:
     return str(thread), str(cp_map[""]), task_id
 
 
+def one_transaction(store: Store) -> AbstractContextManager[None]:
+    """Several writes of one saver or store call as one backend transaction
+    (all or none, one commit: a commit is most of a small write's cost).
+    Backend transactions nest, so the Store's own calls inside join it."""
+    return store._engine.backend.transaction()
+
+
 def link_task(store: Store, ns: str, tns: str, thread: str, cid: str, task_id: str) -> str:
     """Create (once) the event of a root task and the bookkeeping record that lets
     the next checkpoint of the step find it."""
@@ -53,3 +62,22 @@ def link_task(store: Store, ns: str, tns: str, thread: str, cid: str, task_id: s
         meta={"type": TASK, "task_id": task_id},
     )  # fmt: skip
     return ev
+
+
+class Desc(str):
+    """A string that sorts in reverse (newest checkpoint id first)."""
+
+    def __lt__(self, other: str) -> bool:
+        return str.__gt__(self, other)
+
+
+def thread_and_ns(config: RunnableConfig) -> tuple[str, str]:
+    conf = config.get("configurable") or {}
+    thread = conf.get("thread_id")
+    if thread is None or not str(thread):
+        raise InvalidInput("the config has no thread_id; pass {'configurable': {'thread_id': ...}}")
+    return str(thread), str(conf.get("checkpoint_ns", "") or "")
+
+
+def config_of(thread: str, cp_ns: str, cid: str | None) -> RunnableConfig:
+    return {"configurable": {"thread_id": thread, "checkpoint_ns": cp_ns, "checkpoint_id": cid}}

