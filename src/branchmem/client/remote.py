@@ -22,9 +22,10 @@ from ..searchlog import QueryLog
 from ..validate import MAX_MESSAGE_BYTES
 from . import admin, branches, records, retrieval
 from .connection import Connection
+from .tree import TreeCalls
 
 
-class RemoteStore:
+class RemoteStore(TreeCalls):
     """A served store, with `Store`'s methods.
 
     ``transport`` is any httpx transport: here `httpx.MockTransport` stands in
