@@ -191,3 +191,15 @@ def test_a_version_5_sqlite_store_gets_the_tree_index(tmp_path: pathlib.Path) ->
     names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='index'")}
     assert {"events_parents", "events_merges"} <= names
     db.close()
+
+
+def test_the_chat_example_prints_what_it_says(capsys: pytest.CaptureFixture[str]) -> None:
+    import runpy
+
+    path = pathlib.Path(__file__).parent.parent / "examples" / "chat_versions.py"
+    runpy.run_path(str(path), run_name="__main__")
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "version 2 of 2; previous: u2"
+    assert out[3] == "at u2b: ['用户下个月搬去杭州']"
+    assert out[4] == "switching back loses: ['用户下个月搬去杭州']"
+    assert out[5] == "and brings back: ['用户下个月搬去成都'] fork point: u1"
