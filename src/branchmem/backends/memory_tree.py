@@ -8,7 +8,7 @@ Keys are positions (from 1) in a parent's list of children, in arrival order.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
@@ -58,20 +58,23 @@ class TreeReads:
         got = islice(enumerate(rows[after:], after + 1), limit)
         return [(k, EventRow(r.event(ns), r.pos)) for k, r in got]
 
-    def _siblings(self, ns: str, parents: tuple[str, ...]) -> list[tuple[int, StoredEvent]]:
+    def _siblings(
+        self, ns: str, parents: tuple[str, ...], after: int = 0
+    ) -> Iterator[tuple[int, StoredEvent]]:
         want = set(parents)
         rows = self._kids(ns).get(_key_parent(parents), [])
-        return [(k, r) for k, r in enumerate(rows, 1) if set(r.parent_ids()) == want]
+        for k, r in enumerate(rows[after:], after + 1):
+            if len(r.parent_ids()) == len(want) and set(r.parent_ids()) == want:
+                yield k, r
 
     def sibling_events(
         self, ns: str, parents: tuple[str, ...], after: int, limit: int
     ) -> list[tuple[int, EventRow]]:
-        got = islice(((k, r) for k, r in self._siblings(ns, parents) if k > after), limit)
+        got = islice(self._siblings(ns, parents, after), limit)
         return [(k, EventRow(r.event(ns), r.pos)) for k, r in got]
 
     def sibling_count(self, ns: str, parents: tuple[str, ...], upto: int | None) -> int:
-        sib = self._siblings(ns, parents)
-        return len(sib) if upto is None else sum(1 for k, _ in sib if k <= upto)
+        return sum(1 for k, _ in self._siblings(ns, parents) if upto is None or k <= upto)
 
     def sibling_before(self, ns: str, parents: tuple[str, ...], key: int) -> str | None:
         before = [r for k, r in self._siblings(ns, parents) if k < key]
