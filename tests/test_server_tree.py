@@ -108,3 +108,27 @@ def test_http_errors_and_grants(served: Served) -> None:
     # a reader may read it.
     r = c.get(f"{NS}/alice/events/e1/versions", headers=served.h("reader"))
     assert r.status_code == 200, r.text
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "shape", "other"),
+    [
+        ("events", {"id": 123}, "EventIn", "EventsIn"),
+        ("events", {"events": [{"id": 1}]}, "EventsIn", "EventIn"),
+        ("memories", {"content": 5, "sources": ["e1"]}, "MemoryIn", "MemoriesIn"),
+    ],
+)
+def test_validation_answers_with_the_closest_body_shape(
+    served: Served, path: str, body: dict[str, Any], shape: str, other: str
+) -> None:
+    r = served.client.post(f"{NS}/alice/{path}", headers=served.h("alice"), json=body)
+    err = assert_error(r, 422, "InvalidInput")
+    assert f"body.{shape}." in str(err["message"]) and other not in str(err["message"])
+    locs = [e["loc"] for e in err["detail"]["errors"]]  # type: ignore[index]
+    assert locs and all(loc[1] == shape for loc in locs)
+
+
+def test_a_body_of_no_shape_keeps_every_shapes_errors(served: Served) -> None:
+    r = served.client.post(f"{NS}/alice/events", headers=served.h("alice"), json=[1])
+    msg = str(assert_error(r, 422, "InvalidInput")["message"])
+    assert "EventIn" in msg and "EventsIn" in msg

@@ -37,6 +37,7 @@ from .schema import Anchor, Id, Name, Text
 from .schema import install as install_schema
 from .served import WORKERS, Served
 from .service import Ctx, Limits, Page
+from .shapes import closest_shape
 from .tree_routes import tree_routes
 
 T = TypeVar("T")
@@ -156,7 +157,7 @@ def _error_handlers(app: FastAPI) -> None:
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
         errors = [
             {"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))}
-            for e in exc.errors()
+            for e in closest_shape(exc.errors())
         ]
         where = "; ".join(f"{'.'.join(e['loc'])}: {e['msg']}" for e in errors[:5])
         return answer(InvalidInput(f"the request does not fit the API: {where}"), errors=errors)
