@@ -63,6 +63,14 @@ class TreeReads:
     ) -> Iterator[tuple[int, StoredEvent]]:
         want = set(parents)
         rows = self._kids(ns).get(_key_parent(parents), [])
+        if len(want) <= 1:
+            # A lone parent is stored as the id itself (memory_rows); the roots'
+            # list holds only roots.
+            lone = parents[0] if parents else None
+            for k, r in enumerate(rows[after:], after + 1):
+                if lone is None or r.parents == lone:
+                    yield k, r
+            return
         for k, r in enumerate(rows[after:], after + 1):
             if len(r.parent_ids()) == len(want) and set(r.parent_ids()) == want:
                 yield k, r
