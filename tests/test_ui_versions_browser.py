@@ -63,3 +63,63 @@ def test_versions_on_screen(served: tuple[str, str], page: Any, tmp_path: Path) 
     page.wait_for_selector('#memories [data-memory-id="m-a3"][data-visible="true"]')
     assert page.inner_text("#anchor-label") == "a3"
     assert "at=a3" in page.url
+
+
+@pytest.fixture
+def served_retracted(tmp_path: Path) -> Iterator[tuple[str, str, Path]]:
+    db = tmp_path / "mem.db"
+    _history(db)
+    with Store(db) as s:
+        s.retract("m-hz", sources=["a3r"], namespace="alice", id="r-hz")
+        s.add_event("lonely", parent=None, namespace="empty")
+    key = _cli("keys", "create", "--db", str(db), "--principal", "alice", "--grant",
+               "alice:write", "--grant", "empty:write")  # fmt: skip
+    with _serving(db) as base:
+        yield base, key.strip().splitlines()[-1], db
+
+
+def test_retractions_states_and_the_diff_on_screen(
+    served_retracted: tuple[str, str, Path],
+    page: Any,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    base, key, db = served_retracted
+    page.goto(f"{base}/ui?ns=alice&at=a3r#key={key}")
+    page.wait_for_selector('#memories [data-memory-id="r-hz"]')
+    card = '#memories [data-memory-id="r-hz"]'
+    assert page.inner_text(f"{card} > span").startswith("retracts: 用户下个月搬去杭州")
+    assert "r-hz" not in page.inner_text(f"{card} > span")
+    with Store(db) as s:
+        visible = len(s.memories(at="a3r", namespace="alice"))
+        hidden = sum(1 for m in s.records(namespace="alice") if m.target is None) - visible
+    # Counted as memories() counts them: the retraction is not one.
+    assert page.inner_text("#mem-count") == f"({visible} visible, {hidden} hidden)"
+    assert page.query_selector("#conflicts .empty") is not None
+    # Moving the anchor highlights what appeared and lists what disappeared.
+    page.click('#tree [data-event-id="u2"]')
+    page.wait_for_selector('#memories [data-memory-id="m-cd"][data-change="appeared"]')
+    gone = [
+        e.get_attribute("data-memory-id")
+        for e in page.query_selector_all('#diff [data-change="disappeared"]')
+    ]
+    with Store(db) as s:
+        d = s.diff("a3r", "u2", namespace="alice")
+    assert gone == [m.id for m in d.only_a] and gone
+    assert [
+        e.get_attribute("data-memory-id")
+        for e in page.query_selector_all('[data-change="appeared"]')
+    ] == [m.id for m in d.only_b]
+    # The diff list sits below the memory cards, inside the panel.
+    panel, diff = _box(page, "#mem-panel"), _box(page, "#diff")
+    assert diff["y"] >= _box(page, "#memories")["y"] and diff["x"] >= panel["x"]
+    page.screenshot(path=str(tmp_path / "diff.png"))
+    assert (tmp_path / "diff.png").stat().st_size > 10_000
+    # A namespace without branches, snapshots or memories says so, and a search
+    # there ends in a "no results" state, not in nothing.
+    page.goto(f"{base}/ui?ns=empty&at=lonely")
+    page.wait_for_selector("#memories .empty")
+    assert page.query_selector("#branches .empty") and page.query_selector("#snapshots .empty")
+    page.fill("#q", "西湖")
+    page.click("#search-form button")
+    page.wait_for_selector("#hits .hit")
+    assert "No visible memory matches" in page.inner_text("#hits")
