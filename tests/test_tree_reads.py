@@ -1,118 +1,16 @@
-"""children, siblings, versions and diff on every backend, against a naive
-reference computed from the drawn history alone."""
+"""children, siblings, versions and diff by example, on every backend. The
+property against a naive reference is the backend contract's
+``tree_reads_match_reference`` (`branchmem.testing.tree_checks`), run on every
+backend by tests/test_backend_contract.py."""
 
 from __future__ import annotations
 
 import pathlib
 import sqlite3
-from collections.abc import Callable
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from branchmem import InvalidInput, Store, UnknownEvent
-from pg_helpers import examples
-from reference import Reference
-from strategies import History, apply_op, histories
-
-
-def _pages(read: Callable[..., object], limit: int) -> list[str]:
-    """Every page of a paged read, joined; checks each page's size."""
-    out: list[str] = []
-    cursor = None
-    while True:
-        page = read(limit=limit, cursor=cursor)
-        ids = [e.id for e in page.events]  # type: ignore[attr-defined]
-        assert len(ids) <= limit
-        out += ids
-        cursor = page.cursor  # type: ignore[attr-defined]
-        if cursor is None:
-            return out
-        assert len(ids) == limit, "a page before the last is full"
-
-
-def _fork_ok(ref: Reference, a: str, b: str, got: str | None) -> bool:
-    common = ref.ancestors(a) & ref.ancestors(b)
-    if not common:
-        return got is None
-    if got not in common:
-        return False
-    # No other common ancestor lies below it: it is one of the nearest.
-    return not any(c != got and got in ref.ancestors(c) for c in common)
-
-
-def check_tree(store: Store, ref: Reference, hist: History, arrived: list[str], limit: int) -> None:
-    order = {e: i for i, e in enumerate(arrived)}
-    par = {e: hist.parents[e] for e in arrived}
-    assert _pages(lambda **kw: store.children(None, **kw), limit) == [
-        e for e in arrived if not par[e]
-    ]
-    for x in arrived:
-        kids = [e for e in arrived if x in par[e]]
-        assert _pages(lambda x=x, **kw: store.children(x, **kw), limit) == kids, f"children({x})"
-        sib = [e for e in arrived if set(par[e]) == set(par[x])]
-        assert _pages(lambda x=x, **kw: store.siblings(x, **kw), limit) == sib, f"siblings({x})"
-        v = store.versions(x)
-        i = sib.index(x)
-        assert (v.position, v.count) == (i + 1, len(sib))
-        assert v.previous == (sib[i - 1] if i else None)
-        assert v.next == (sib[i + 1] if i + 1 < len(sib) else None)
-    assert sorted(order) == sorted(arrived)
-
-
-def check_diff(store: Store, ref: Reference, a: str, b: str) -> None:
-    d = store.diff(a, b)
-    at_a, at_b = ref.memories(a), ref.memories(b)
-    assert [m.id for m in d.only_a] == [m for m in at_a if m not in at_b]
-    assert [m.id for m in d.only_b] == [m for m in at_b if m not in at_a]
-    assert d.same == len(set(at_a) & set(at_b))
-    assert _fork_ok(ref, a, b, d.fork_point), (a, b, d.fork_point)
-
-
-def test_tree_reads_match_reference(make_store: Callable[[], Store], backend_name: str) -> None:
-    @settings(
-        max_examples=examples(backend_name, 60),
-        deadline=None,
-        database=None,
-        suppress_health_check=[HealthCheck.too_slow],
-    )
-    @given(histories(max_events=14, max_ops=8), st.integers(1, 4), st.data())
-    def run(hist: History, limit: int, data: st.DataObject) -> None:
-        store, ref = make_store(), Reference()
-        try:
-            ops = list(hist.ops)
-            arrived: list[str] = []
-            batch = data.draw(st.integers(1, 4), label="batch")
-            pending: list[str] = []
-
-            def flush(upto: int) -> None:
-                while ops and ops[0].after <= upto:
-                    apply_op(store, ref, ops.pop(0))
-
-            flush(0)
-            for i, eid in enumerate(hist.arrival, 1):
-                pending.append(eid)
-                if len(pending) < batch and i < len(hist.arrival):
-                    continue
-                store.add_events(
-                    [{"id": e, "parent": list(hist.parents[e]) or None} for e in pending]
-                )
-                for e in pending:
-                    ref.add_event(e, hist.parents[e])
-                arrived += pending
-                pending = []
-                flush(i)
-            flush(len(hist.arrival))
-            check_tree(store, ref, hist, arrived, limit)
-            for _ in range(4):
-                a = data.draw(st.sampled_from(arrived), label="a")
-                b = data.draw(st.sampled_from(arrived), label="b")
-                check_diff(store, ref, a, b)
-        finally:
-            store.close()
-
-    run()
 
 
 def test_versions_of_an_edit(store: Store) -> None:

@@ -408,7 +408,12 @@ class Store:
         cursor: str | None = None,
     ) -> EventPage:
         """The events under ``event_id`` (the roots when None), in arrival order,
-        a page of ``limit``; pass the page's ``cursor`` back for the next."""
+        a page of ``limit``; pass the page's ``cursor`` back for the next.
+
+        >>> s = Store(); _ = s.add_events([{"id": "q"}, {"id": "r1", "parent": "q"}])
+        >>> [e.id for e in s.children("q").events], s.children("q").cursor
+        (['r1'], None)
+        """
         return _tree.children(self._engine, event_id, namespace=namespace, limit=limit,
                               cursor=cursor)  # fmt: skip
 
@@ -421,13 +426,23 @@ class Store:
         cursor: str | None = None,
     ) -> EventPage:
         """The versions of ``event_id``: the events with its parents (roots: the
-        other roots), itself included, in arrival order; paged like `children`."""
+        other roots), itself included, in arrival order; paged like `children`.
+
+        >>> s = Store(); _ = s.add_events([{"id": "a"}, {"id": "b"}])
+        >>> [e.id for e in s.siblings("b").events]
+        ['a', 'b']
+        """
         return _tree.siblings(self._engine, event_id, namespace=namespace, limit=limit,
                               cursor=cursor)  # fmt: skip
 
     def versions(self, event_id: str, *, namespace: str = "default") -> Versions:
         """Where ``event_id`` stands among its `siblings`: "version 2 of 3", with
-        the previous and next versions' ids."""
+        the previous and next versions' ids.
+
+        >>> s = Store(); _ = s.add_events([{"id": "a"}, {"id": "b"}])
+        >>> print(s.versions("b"), s.versions("b").previous)
+        2/2 a
+        """
         return _tree.versions(self._engine, event_id, namespace=namespace)
 
     def diff(
@@ -439,7 +454,13 @@ class Store:
         namespace: str = "default",
     ) -> Diff:
         """What moving the anchor from ``a`` to ``b`` changes: the memories visible at
-        ``a`` and not at ``b`` (``only_a``), the reverse (``only_b``), the fork point."""
+        ``a`` and not at ``b`` (``only_a``), the reverse (``only_b``), the fork point.
+
+        >>> s = Store(); _ = s.add_events([{"id": "q"}, {"id": "r1", "parent": "q"}])
+        >>> _ = s.add_memory("x", sources=["r1"]); d = s.diff("r1", "q")
+        >>> [m.content for m in d.only_a], d.fork_point
+        (['x'], 'q')
+        """
         return _diff.diff(self._engine, a, b, kind=kind, namespace=namespace)
 
     def events(
