@@ -63,6 +63,10 @@ EXPECTED: dict[str, list[tuple[str, int]]] = {
     ],
     "server": [(r"\| +\d+\.\dx$", 6)],
     "single_writes": [(r"^  add_(event|memory) +\d+\.\d\dx \(\d+\.\d\dx\)", 4)],
+    "tree_reads": [
+        (r"^  (children|siblings|versions).* +\d+\.\d\dx get_event +\d+\.\dx faster than", 8),
+        (r"^  diff of two replies .* +\d+\.\d\dx its two reads$", 2),
+    ],
 }
 
 # The PostgreSQL sections: what they print where the database is configured.
@@ -76,6 +80,7 @@ POSTGRES: dict[str, list[tuple[str, int]]] = {
     "single_writes": [
         (r"^  (add_event|add_memory|remember) +\d+\.\d\dx, \d+ us, \d+ statements in \d+", 6)
     ],
+    "tree_reads": [(r"^postgres: .* events, .* replies to one message", 1)],
 }
 SKIPPED = f"postgres: skipped ({PG_ENV} is not set)"
 

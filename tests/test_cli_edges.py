@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from branchbench.cli import main as bench_main
 from branchmem import Store
 from branchmem.cli import main
+from chatgpt_shape import conversation
 
 
 @pytest.fixture
@@ -116,13 +118,25 @@ def test_a_missing_export_or_bad_namespace_leaves_no_store_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     good = tmp_path / "conversations.json"
-    good.write_text("[]", encoding="utf-8")
+    conv = conversation("c1", {"m1": None}, "m1")
+    good.write_text(json.dumps([conv]), encoding="utf-8")
     new = tmp_path / "new.db"
     _fails(["import", str(tmp_path / "missing.json"), "--db", str(new)], capsys)
     _fails(["import", str(good), "--db", str(new), "--namespace", ""], capsys)
     assert not new.exists()
     assert main(["import", str(good), "--db", str(new)]) == 0  # a good one makes it
     assert new.exists()
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_an_empty_export_exits_1_and_leaves_no_store_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], json_flag: list[str]
+) -> None:
+    empty = tmp_path / "e.json"
+    empty.write_text("[]\n", encoding="utf-8")
+    assert main(["import", str(empty), "--db", str(tmp_path / "t.db"), *json_flag]) == 1
+    assert "no conversations" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["e.json"]
 
 
 @pytest.mark.parametrize(

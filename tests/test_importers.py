@@ -56,7 +56,12 @@ def test_chatgpt(store: Store) -> None:
     assert store.get_event("u1b").meta["content"] == raw_u1b  # kept whole, to write back
     assert "content" not in store.get_event("a2b").meta  # plain text: the text is enough
     assert "moving to Hangzhou" in store.get_event("a2a").content
-    assert store.get_event("t-ctx").content == "I am a data analyst.\nAnswer briefly."
+    ctx = store.get_event("t-ctx")  # the custom instructions: a labelled profile note
+    assert ctx.content == (
+        "The user's profile (custom instructions): I am a data analyst.\n"
+        "How the user wants answers (custom instructions): Answer briefly."
+    )
+    assert ctx.role == "system" and ctx.meta is not None and ctx.meta["kind"] == "profile"
     assert store.get_event("t-code").content == "print(2+2)"
     assert store.get_event("t-exec").role == "tool"
     assert store.get_event("sys").meta["hidden"] is True

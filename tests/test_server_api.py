@@ -23,6 +23,11 @@ def served() -> Iterator[Served]:
 ROUTES: list[tuple[str, str, dict[str, Any]]] = [
     ("POST", "events", {"json": {"id": "e3", "parent": "e2", "content": "好的"}}),
     ("GET", "events/e1", {}),
+    ("GET", "events/e1/children", {}),
+    ("GET", "events/e2/siblings", {}),
+    ("GET", "events/e2/versions", {}),
+    ("GET", "roots", {}),
+    ("GET", "diff", {"params": {"a": "e2", "b": "e2b"}}),
     ("GET", "path", {"params": {"at": "e2"}}),
     ("GET", "events", {"params": {"limit": 2}}),
     ("GET", "inspect", {"params": {"at": "e2b"}}),

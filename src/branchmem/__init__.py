@@ -48,6 +48,7 @@ from .retrieval import (
     Weights,
 )
 from .store import Store
+from .tree_types import Diff, EventPage, Versions
 
 __all__ = [
     "KINDS",
@@ -63,10 +64,12 @@ __all__ = [
     "ConflictingRecord",
     "Context",
     "CycleError",
+    "Diff",
     "Embedder",
     "EmbeddingError",
     "EmbeddingPending",
     "Event",
+    "EventPage",
     "Explanation",
     "ExtractionError",
     "HashingEmbedder",
@@ -98,6 +101,7 @@ __all__ = [
     "UnknownMemory",
     "UnknownNamespace",
     "UnknownSnapshot",
+    "Versions",
     "Weights",
 ]
 

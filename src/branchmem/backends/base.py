@@ -287,6 +287,36 @@ class Backend(Protocol):
         """Records in write order, ``limit`` of them from ``offset``."""
         ...
 
+    # the tree (children, siblings) -------------------------------------------
+    def child_events(
+        self, ns: str, parent: str | None, after: int, limit: int
+    ) -> list[tuple[int, EventRow]]:
+        """Events that list ``parent`` among their parents (the roots when None),
+        in arrival order: the first ``limit`` whose key is above ``after`` (0:
+        from the first). Keys are opaque, increasing in arrival order within
+        one question; a next page passes the last key back as ``after``."""
+        ...
+
+    def sibling_events(
+        self, ns: str, parents: tuple[str, ...], after: int, limit: int
+    ) -> list[tuple[int, EventRow]]:
+        """Events whose set of parents is the set ``parents`` (the roots when
+        empty), in arrival order, paged like `child_events`."""
+        ...
+
+    def sibling_count(self, ns: str, parents: tuple[str, ...], upto: int | None) -> int:
+        """How many `sibling_events` of ``parents`` there are, those with a key
+        up to ``upto`` only when it is given."""
+        ...
+
+    def sibling_before(self, ns: str, parents: tuple[str, ...], key: int) -> str | None:
+        """The id of the last of `sibling_events` of ``parents`` with a key below ``key``."""
+        ...
+
+    def sibling_key(self, ns: str, event_id: str) -> int | None:
+        """The key `sibling_events` gives ``event_id`` (None if not stored)."""
+        ...
+
     # audit ------------------------------------------------------------------
     def add_audit(self, ns: str, entries: list[AuditEntry]) -> None: ...
 

@@ -26,6 +26,7 @@ from .base import (
     RecordRow,
 )
 from .memory_rows import StoredEvent, StoredRecord, compact_ids, stored_event, stored_record
+from .memory_tree import Kids, TreeReads, index_kids
 
 
 class _Space:
@@ -52,6 +53,7 @@ class _Space:
         self.timed = 0  # records with expires_at, valid_from or valid_to
         self.top = 0  # the highest record seq (seqs count within the namespace)
         self.vectors: dict[str, dict[str, tuple[str, bytes]]] = {}  # embedder -> id -> vec
+        self.kids: Kids | None = None  # built by the first tree read (`memory_tree`)
 
 
 _EMPTY = _Space()
@@ -80,7 +82,7 @@ def _upto(rows: list[StoredRecord], upto: int) -> int:
     return len(rows) if rows and rows[-1]._seq <= upto else bisect_right(rows, upto, key=_SEQ)
 
 
-class MemoryBackend:
+class MemoryBackend(TreeReads):
     """Keeps everything in process memory; a lock makes it safe across threads.
 
     Writes are planned and checked before they reach a backend, so a write
@@ -162,6 +164,8 @@ class MemoryBackend:
         for r in rows:
             ev = r.event
             events[ev.id] = stored_event(ev, compact_ids(ev.parents, events), r.pos)
+        if sp.kids is not None:
+            index_kids(sp.kids, (events[r.event.id] for r in rows))
 
     def set_event_positions(self, ns: str, positions: list[tuple[str, Pos]]) -> None:
         events = self._space(ns).events

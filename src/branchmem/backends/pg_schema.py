@@ -23,8 +23,11 @@ CREATE TABLE IF NOT EXISTS schema_version (
 CREATE TABLE IF NOT EXISTS events (
     ns text NOT NULL, id text NOT NULL, parents text, role text NOT NULL,
     content text NOT NULL, meta text, created_at double precision NOT NULL,
-    seg bigint, seq bigint, PRIMARY KEY (ns, id)
+    seg bigint, seq bigint, arrival bigserial, PRIMARY KEY (ns, id)
 );
+CREATE INDEX IF NOT EXISTS events_parents ON events (ns, parents, arrival);
+CREATE INDEX IF NOT EXISTS events_merges ON events (ns, arrival)
+    WHERE strpos(parents, E'\\x1f') > 0;
 CREATE TABLE IF NOT EXISTS waits (
     ns text NOT NULL, parent text NOT NULL, child text NOT NULL,
     PRIMARY KEY (ns, parent, child)
@@ -93,7 +96,10 @@ TABLES += ";\n" + ";\n".join(COUNTERS_AND_VECTORS)
 
 # Statements that bring a store from the version before to the key's version
 # (version 3 is the first PostgreSQL schema).
-STEPS: dict[int, list[str]] = {4: COUNTERS_AND_VECTORS}
+# Version 6 numbers events in arrival order (for children and siblings, in
+# `pg_tree`); the rows already stored get numbers in the order the table holds them.
+ARRIVAL = ["ALTER TABLE events ADD COLUMN IF NOT EXISTS arrival bigserial"]
+STEPS: dict[int, list[str]] = {4: COUNTERS_AND_VECTORS, 6: ARRIVAL}
 
 # On a distributed PostgreSQL (Citus): every table with namespaced rows is
 # distributed by ``ns``, all in one colocation group, so that each statement

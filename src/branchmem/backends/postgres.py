@@ -27,6 +27,7 @@ from .pg_conn import each_key
 from .pg_meta import HAS_LIFECYCLE, PgMeta
 from .pg_sql import IDS, columns, unnest
 from .pg_stream import CopyStream
+from .pg_tree import PgTree
 from .sqlrows import (
     EVENT_COLS,
     REC_COLS,
@@ -62,7 +63,7 @@ class EventStream:
         self._copy.write(map(event_values, rows))
 
 
-class PostgresBackend(PgMeta):
+class PostgresBackend(PgTree, PgMeta):
     """A store in one PostgreSQL database (and schema): `PgConnection`'s pool
     and transactions, the event, segment and record statements here, and the
     rest of the `Backend` interface from `PgMeta`.

@@ -29,6 +29,7 @@ from .base import (
 from .sqlite_graph import GraphTables
 from .sqlite_meta import MetaTables
 from .sqlite_schema import SCHEMA, check_readonly, prepare
+from .sqlite_tree import TreeTables
 from .sqlrows import SEP as SEP  # callers join id lists with it
 
 CHUNK = 400  # ids per IN (...) list, well under SQLite's variable limit
@@ -81,7 +82,7 @@ connections' reads to let the write-ahead log be truncated."""
 _COUNTERS = "SELECT key, value FROM store_info WHERE key IN ('erasures', 'log_clean')"
 
 
-class SQLiteBackend(GraphTables, MetaTables):
+class SQLiteBackend(TreeTables, GraphTables, MetaTables):
     """One SQLite file (created if missing). Thread-safe through one lock.
 
     Several processes may open the same file: writes take SQLite's write lock

@@ -3,7 +3,8 @@
 Version 2 (the first release) kept its version in ``store_info``; version 3
 adds the ``schema_version`` table, one row per applied version; version 4
 numbers records and audit lines within their namespace; version 5 keeps
-records in their ``(ns, seq)`` key (one b-tree fewer per record written).
+records in their ``(ns, seq)`` key (one b-tree fewer per record written);
+version 6 indexes events by their parents (children and siblings).
 ``store_info``
 keeps the current version too, so that a release that knows only ``store_info``
 refuses a newer file instead of misreading it.
@@ -64,6 +65,9 @@ CREATE TABLE IF NOT EXISTS events (
     content TEXT NOT NULL, meta TEXT, created_at REAL NOT NULL, seg INTEGER, seq INTEGER
 );
 CREATE UNIQUE INDEX IF NOT EXISTS events_id ON events (ns, id);
+-- Version 6: the tree's reads (children, siblings; `sqlite_tree`).
+CREATE INDEX IF NOT EXISTS events_parents ON events (ns, parents);
+CREATE INDEX IF NOT EXISTS events_merges ON events (ns) WHERE instr(parents, char(31)) > 0;
 CREATE TABLE IF NOT EXISTS waits (
     ns INTEGER NOT NULL, parent TEXT NOT NULL, child TEXT NOT NULL,
     PRIMARY KEY (ns, parent, child)

@@ -60,11 +60,15 @@ def _import(args: argparse.Namespace) -> int:
         report = import_export(store, export, namespace=namespace, progress=bar)
     if bar is not None:
         bar.close()
-    failed = not report.conversations and bool(report.skipped)
+    # Nothing came in (every item skipped, or none there at all): exit 1 and
+    # leave no empty store behind.
+    failed = not report.conversations
     if failed and made is not None:
-        _remove_store_file(made)  # nothing came in: leave no empty store behind
+        _remove_store_file(made)
     if args.json:
         print(json.dumps(report.to_dict(), ensure_ascii=False))
+        if failed:
+            print(f"error: {_why_nothing(report)}", file=sys.stderr)
         return 1 if failed else 0
     conflicts = sum(len(c.conflicts) for c in report.conversations)
     print(
@@ -82,13 +86,18 @@ def _import(args: argparse.Namespace) -> int:
     for s in report.skipped:
         print(f"  skipped {s.id or '(no id)'}: {s.reason}")
     if failed:
-        print(
-            f"error: nothing was imported: every item ({len(report.skipped)}) was skipped; "
-            "check the file and --format (leave it out to detect the format)",
-            file=sys.stderr,
-        )
+        print(f"error: {_why_nothing(report)}", file=sys.stderr)
         return 1
     return 0
+
+
+def _why_nothing(report: Any) -> str:
+    if report.skipped:
+        return (
+            f"nothing was imported: every item ({len(report.skipped)}) was skipped; "
+            "check the file and --format (leave it out to detect the format)"
+        )
+    return "nothing was imported: the file holds no conversations (an empty list?)"
 
 
 def _new_store_file(db: str) -> Path | None:

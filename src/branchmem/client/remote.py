@@ -1,6 +1,5 @@
-"""`RemoteStore`: the front door of the client, `Store`'s methods with their
-signatures, each handed to the function of its area (`records`, `retrieval`,
-`branches`, `admin`) with the `Connection` it holds."""
+"""`RemoteStore`: the client's front door, `Store`'s methods with their signatures, each
+handed to the function of its area (`records`, `retrieval`, `branches`, `admin`, `tree`)."""
 
 from __future__ import annotations
 
@@ -20,7 +19,7 @@ from ..retrieval.hit import Hit
 from ..retrieval.tokenize import Tokenizer
 from ..searchlog import QueryLog
 from ..validate import MAX_MESSAGE_BYTES
-from . import admin, branches, records, retrieval
+from . import admin, branches, records, retrieval, tree
 from .connection import Connection
 
 
@@ -129,6 +128,8 @@ class RemoteStore:
     ) -> list[Event]:
         """`Store.add_events` (one request per namespace named in the items)."""
         return records.add_events(self._c, events)
+
+    children, siblings, versions, diff = tree.children, tree.siblings, tree.versions, tree.diff
 
     def get_event(self, event_id: str, namespace: str | None = None) -> Event:
         """`Store.get_event`."""

@@ -4,8 +4,11 @@ current_node, conversation_id, title}]``.
 Node ids become event ids. A node with ``message: null`` (the root, or
 ``client-created-root``) is structural: skipped, its children hang from the
 nearest message above. Content that is not plain text (images, code,
-execution output, browsing, ``thoughts``, ``user_editable_context``) becomes
-its text or a short placeholder.
+execution output, browsing, ``thoughts``) becomes its text or a short
+placeholder. The hidden ``user_editable_context`` node (the user's custom
+instructions) becomes a ``system`` event labelled as the profile it is
+(``meta["kind"] = "profile"``); a reply that did not finish keeps its
+``status`` and ``finish`` (``interrupted``) in ``meta``.
 """
 
 from __future__ import annotations
@@ -86,9 +89,23 @@ def _node(nid: str, parent: str | None, node: dict[str, Any]) -> Node:
             "content": content if content.get("content_type") != "text" else None,
             "recipient": msg.get("recipient") if msg.get("recipient") != "all" else None,
             "hidden": True if metadata.get("is_visually_hidden_from_conversation") else None,
+            # a reply cut off (stopped, or the connection lost) says so
+            "status": msg.get("status") if msg.get("status") != "finished_successfully" else None,
+            "finish": _finish(metadata),
         }
     )
+    if content.get("content_type") == "user_editable_context":
+        # The custom instructions: a note about the user for the model, not a turn.
+        meta = {**(meta or {}), "kind": "profile"}
+        return Node(nid, parent, "system", text_of(content), meta)
     return Node(nid, parent, role_of(author.get("role")), text_of(content), meta)
+
+
+def _finish(metadata: dict[str, Any]) -> str | None:
+    """How the reply ended (``interrupted``, ``max_tokens``), unless normally."""
+    details = metadata.get("finish_details")
+    kind = details.get("type") if isinstance(details, dict) else None
+    return None if kind in (None, "stop") else str(kind)
 
 
 def text_of(content: dict[str, Any]) -> str:
@@ -104,9 +121,11 @@ def text_of(content: dict[str, Any]) -> str:
             if isinstance(t, dict)
         )
     if ct == "user_editable_context":
-        return "\n".join(
-            as_text(content[k]) for k in ("user_profile", "user_instructions") if content.get(k)
-        )
+        labels = {
+            "user_profile": "The user's profile (custom instructions)",
+            "user_instructions": "How the user wants answers (custom instructions)",
+        }
+        return "\n".join(f"{labels[k]}: {as_text(content[k])}" for k in labels if content.get(k))
     if ct == "tether_quote":
         return "\n".join(as_text(content[k]) for k in ("title", "text") if content.get(k))
     for key in ("text", "result", "content", "model_set_context", "summary"):

@@ -54,10 +54,19 @@ def convert(item: Any, position: int) -> Conversation:
     leaves = [n.id for n in nodes if n.id not in has_child]
     current = max(leaves, key=times.__getitem__) if leaves else None
     if current is not None:
-        notes.append(
-            f"LibreChat records no current message; the most recently created leaf "
-            f"{current!r} was used"
-        )
+        undated = sum(1 for leaf in leaves if not times[leaf][0])
+        if undated * 2 > len(leaves):
+            # Without createdAt the "most recent" is only the last in the file.
+            notes.append(
+                f"LibreChat records no current message, and {undated} of {len(leaves)} "
+                f"leaves have no createdAt: the leaf {current!r} was used, the last in "
+                "file order (not necessarily the one shown last)"
+            )
+        else:
+            notes.append(
+                f"LibreChat records no current message; the most recently created leaf "
+                f"{current!r} was used"
+            )
     return build(conv_id, item.get("title"), NAME, nodes, current, notes=notes)
 
 

@@ -30,13 +30,15 @@ from ..store import Store
 from ..validate import MAX_DEPTH, MAX_INT
 from . import models as M
 from . import service as svc
-from .auth import KeyStore
+from .auth import KeyStore, key_of
 from .errors import UnknownRoute, to_payload
 from .limits import BodyLimit, LoopbackHosts
 from .schema import Anchor, Id, Name, Text
 from .schema import install as install_schema
 from .served import WORKERS, Served
 from .service import Ctx, Limits, Page
+from .shapes import closest_shape
+from .tree_routes import tree_routes
 
 T = TypeVar("T")
 NS = "/v1/namespaces/{namespace}"
@@ -57,13 +59,6 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
         "headers": _RETRY,
     },
 }
-
-
-def key_of(request: Request) -> str | None:
-    auth = request.headers.get("authorization", "")
-    if auth[:7].lower() == "bearer ":
-        return auth[7:].strip()
-    return request.headers.get("x-api-key")
 
 
 def create_app(
@@ -162,7 +157,7 @@ def _error_handlers(app: FastAPI) -> None:
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
         errors = [
             {"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))}
-            for e in exc.errors()
+            for e in closest_shape(exc.errors())
         ]
         where = "; ".join(f"{'.'.join(e['loc'])}: {e['msg']}" for e in errors[:5])
         return answer(InvalidInput(f"the request does not fit the API: {where}"), errors=errors)
@@ -229,6 +224,8 @@ def _routes(app: FastAPI, served: Served) -> None:
         """Who the key acts as, and its grants (the namespaces it may see)."""
         who = served.principal(key_of(request))
         return {"principal": who.name, "grants": [str(g) for g in who.grants]}
+
+    tree_routes(app, served, NS)  # before events/{event_id:path} below
 
     # ------------------------------------------------------------- events
     @app.post(f"{NS}/events", response_model=M.EventsOut, tags=["events"])

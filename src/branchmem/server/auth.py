@@ -298,3 +298,12 @@ def _info(row: tuple[Any, ...]) -> KeyInfo:
 
 ANONYMOUS = Principal("anonymous", (Grant("*", "admin"),))
 """The principal of a ``--no-auth`` server (loopback only)."""
+
+
+def key_of(request: Any) -> str | None:
+    """The API key a request carries (``Authorization: Bearer``, or ``X-API-Key``)."""
+    auth = request.headers.get("authorization", "")
+    if auth[:7].lower() == "bearer ":
+        return str(auth[7:].strip())
+    key = request.headers.get("x-api-key")
+    return None if key is None else str(key)

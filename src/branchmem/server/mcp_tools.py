@@ -5,7 +5,9 @@ Each tool returns a dict (structured output). Over HTTP the caller's key is
 read from the request's ``Authorization: Bearer`` or ``X-API-Key`` header, as
 on the REST routes; over stdio the tools act as the principal the command
 was started with. A `BranchmemError` becomes a tool error whose text is the
-one JSON error shape of the REST API.
+one JSON error shape of the REST API (over stdio, naming the principal
+instead of pointing at keys). The branch and tree tools are in
+`mcp_branch_tools`.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from ..errors import BranchmemError
 from . import service as svc
 from .auth import Principal
 from .errors import to_payload
+from .mcp_branch_tools import add_branch_tools
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -49,8 +52,8 @@ def build_mcp(
     of every tool's ``namespace`` argument."""
 
     async def run(ctx: Context, fn: Callable[..., T], ns: str | None, *args: Any, **kw: Any) -> T:
+        headers = ctx.headers
         try:
-            headers = ctx.headers
             key = _key(headers) if headers is not None else None
             if headers is not None:
                 who = await anyio.to_thread.run_sync(served.principal, key)
@@ -60,7 +63,10 @@ def build_mcp(
                 who = served.principal(None)
             return await served.run(fn, served.ctx(who, key), ns or namespace, *args, **kw)
         except BranchmemError as exc:
-            raise ToolError(json.dumps(to_payload(exc), ensure_ascii=False)) from exc
+            payload = to_payload(exc)
+            if headers is None:  # stdio: no keys to list; say whom it acts as
+                payload = _stdio_payload(payload, principal or served.principal(None))
+            raise ToolError(json.dumps(payload, ensure_ascii=False)) from exc
 
     server: MCPServer = MCPServer("branchmem", instructions=INSTRUCTIONS)
 
@@ -140,7 +146,22 @@ def build_mcp(
         """Fork a new branch at an event or at another branch's head."""
         return (await run(ctx, svc.create_branch, namespace, name, at)).to_dict()
 
+    add_branch_tools(server, run)
     return server
+
+
+def _stdio_payload(payload: dict[str, Any], who: Principal) -> dict[str, Any]:
+    """An error as stdio should word it: there are no keys to list there, only
+    the one principal the command runs as (``--namespace`` picks the default)."""
+    err = dict(payload["error"])
+    hint = f"this stdio server acts as {who.name!r}, granted " + (
+        ", ".join(str(g) for g in who.grants) or "nothing"
+    )
+    msg = str(err["message"])
+    for old in ("(see `branchmem keys list`)", "`branchmem keys list` shows the keys"):
+        msg = msg.replace(old, f"({hint})" if old.startswith("(") else hint)
+    err["message"] = msg
+    return {**payload, "error": err}
 
 
 def _key(headers: Mapping[str, str]) -> str | None:

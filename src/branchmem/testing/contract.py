@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from .batches import bad_input_is_refused_alike, batches_are_all_or_none
 from .gate_checks import answers_do_not_depend_on_arrival_order, gate_matches_reference
 from .harness import MakeBackend, RawState, Stores
+from .tree_checks import tree_reads_match_reference
 
 
 def generation_tracks_writes_and_erasures(stores: Stores) -> None:
@@ -70,6 +71,7 @@ CHECKS: tuple[Check, ...] = tuple(
         batches_are_all_or_none,
         bad_input_is_refused_alike,
         generation_tracks_writes_and_erasures,
+        tree_reads_match_reference,
     )
 )
 """Every check, in the order `check_backend` runs them."""

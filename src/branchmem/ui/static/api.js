@@ -47,6 +47,7 @@ export const api = {
   branches: (ns) => call("GET", `${nsPath(ns)}/branches`),
   snapshots: (ns) => call("GET", `${nsPath(ns)}/snapshots`),
   conflicts: (ns, at) => call("GET", `${nsPath(ns)}/conflicts?${q({ at })}`),
+  diff: (ns, a, b) => call("GET", `${nsPath(ns)}/diff?${q({ a, b })}`),
   resolve: (ns, id, keep, branch) =>
     call("POST", `${nsPath(ns)}/conflicts/${encodeURIComponent(id)}/resolve`, { keep, branch }),
 };

@@ -2,6 +2,7 @@
 // the gate shows there (and what it hides, and why).
 import { api, getKey, setKey, ApiError } from "./api.js";
 import { EventTree } from "./tree.js";
+import { shortId } from "./versions.js";
 
 const $ = (id) => document.getElementById(id);
 const state = { ns: "", at: "", anchorId: "", grants: [], canWrite: false, seq: 0, memById: new Map() };
@@ -126,9 +127,13 @@ async function openNamespace(ns, at) {
 
 async function moveAnchor(at, push) {
   const mine = ++state.seq; // a later click wins over a slower earlier answer
+  const from = state.anchorId;
   try {
-    const [path, insp, conf] = await Promise.all([
-      api.path(state.ns, at), api.inspect(state.ns, at), api.conflicts(state.ns, at),
+    // What the move changes (the diff) comes with the rest; a failed diff only
+    // leaves the highlight out.
+    const change = from && from !== at ? api.diff(state.ns, from, at).catch(() => null) : null;
+    const [path, insp, conf, diff] = await Promise.all([
+      api.path(state.ns, at), api.inspect(state.ns, at), api.conflicts(state.ns, at), change,
     ]);
     if (mine !== state.seq) return;
     state.at = at;
@@ -138,6 +143,7 @@ async function moveAnchor(at, push) {
     tree.setAnchor(state.anchorId, events.map((e) => e.id));
     drawPath(events);
     drawMemories(insp);
+    drawChange(diff);
     drawConflicts(conf.conflicts);
     $("hits").replaceChildren();
     writeUrl(push);
@@ -155,24 +161,49 @@ function drawPath(events) {
 function drawMemories(items) {
   state.memById = new Map(items.map((m) => [m.memory.id, m.memory]));
   const shown = items.filter((m) => m.visible), hidden = items.filter((m) => !m.visible);
-  $("mem-count").textContent = `(${shown.length} visible, ${hidden.length} hidden)`;
-  $("memories").replaceChildren(...[...shown, ...hidden].map((m) => {
+  // A retraction is a correction, not a memory: shown as what it retracts, not counted.
+  const count = (list) => list.filter((m) => !m.memory.target).length;
+  $("mem-count").textContent = `(${count(shown)} visible, ${count(hidden)} hidden)`;
+  const cards = [...shown, ...hidden].map((m) => {
     const mem = m.memory;
-    const bits = [mem.kind, mem.key, `importance ${mem.importance}`].filter(Boolean).join(" · ");
-    return el("li", { class: "mem", dataset: { memoryId: mem.id, visible: String(m.visible) } },
-      el("span", {}, mem.target && !mem.content.includes(mem.target) ? `retracts ${mem.target}: ${mem.content}` : mem.content),
-      el("span", { class: "meta" }, ` ${mem.id} · ${bits}`),
+    const bits = [mem.target ? "retraction" : mem.kind, mem.key, mem.target ? null : `importance ${mem.importance}`]
+      .filter(Boolean).join(" · ");
+    const target = mem.target ? state.memById.get(mem.target) : null;
+    const text = mem.target ? `retracts: ${target ? target.content : shortId(mem.target)}` : mem.content;
+    const id = el("span", { class: "mid", title: mem.id }, shortId(mem.id));
+    return el("li", { class: mem.target ? "mem retraction" : "mem", dataset: { memoryId: mem.id, visible: String(m.visible) } },
+      el("span", {}, text),
+      el("span", { class: "meta" }, " ", id, ` · ${bits}`),
       el("span", { class: "why" }, m.reason));
-  }));
+  });
+  $("memories").replaceChildren(...(cards.length ? cards : [empty("No memories are stored in this namespace yet.")]));
 }
+
+function drawChange(diff) {
+  // When the anchor moved: mark what appeared, and list what disappeared.
+  $("diff").replaceChildren();
+  if (!diff) return;
+  for (const m of diff.only_b) {
+    const card = document.querySelector(`#memories [data-memory-id="${CSS.escape(m.id)}"]`);
+    if (card) card.dataset.change = "appeared";
+  }
+  if (diff.only_a.length) {
+    $("diff").append(el("li", { class: "diff-head" }, `Disappeared since ${shortId(diff.a)}:`),
+      ...diff.only_a.map((m) => el("li", { class: "mem", dataset: { memoryId: m.id, change: "disappeared" } }, m.content)));
+  }
+}
+
+function empty(text) { return el("li", { class: "empty" }, text); }
 
 function drawBranches(branches, snaps) {
   $("branches").replaceChildren(...branches.map((b) => el("li", { dataset: { branch: b.name } },
     el("button", { class: "link", type: "button", onclick: () => moveAnchor(b.name, true) }, b.name),
     ` → ${b.head}`, b.memories !== null && b.memories !== undefined ? ` (${b.memories} memories)` : "")));
+  if (!branches.length) $("branches").append(empty("No branches yet (create_branch makes one)."));
   $("snapshots").replaceChildren(...snaps.map((s) => el("li", {},
     el("button", { class: "link", type: "button", onclick: () => moveAnchor(s.event, true) }, s.name),
     ` @ ${s.event}`)));
+  if (!snaps.length) $("snapshots").append(empty("No snapshots yet."));
 }
 
 function drawConflicts(conflicts) {
@@ -193,6 +224,7 @@ function drawConflicts(conflicts) {
     }
     return li;
   }));
+  if (!conflicts.length) $("conflicts").append(empty("No open conflicts at the anchor."));
 }
 
 function branchAt() {
@@ -211,6 +243,7 @@ $("search-form").addEventListener("submit", async (e) => {
   e.preventDefault();
   const query = $("q").value.trim();
   if (!query || !state.at) return;
+  $("hits").replaceChildren(el("li", { class: "search-state loading", "aria-busy": "true" }, "Searching…"));
   try {
     const res = await api.search(state.ns, state.at, query, 10);
     $("hits").replaceChildren(...res.hits.map((h) => el("li", { class: "hit", dataset: { memoryId: h.memory.id } },
@@ -218,7 +251,10 @@ $("search-form").addEventListener("submit", async (e) => {
       el("span", { class: "parts" }, ` score ${h.score.toFixed(4)} · ` +
         Object.entries(h.parts || {}).map(([k, v]) => `${k} ${Number(v).toFixed(3)}`).join(" · ")))));
     if (!res.hits.length) $("hits").append(el("li", { class: "hit" }, "No visible memory matches."));
-  } catch (err) { status(`Error: ${err.message}`); }
+  } catch (err) {
+    $("hits").replaceChildren(el("li", { class: "search-state error" }, `Search failed: ${err.message}`));
+    status(`Error: ${err.message}`);
+  }
 });
 window.addEventListener("popstate", (e) => {
   const s = e.state || Object.fromEntries(new URLSearchParams(location.search));

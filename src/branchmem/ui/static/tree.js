@@ -3,6 +3,7 @@
 const ROW = 26;       // px, must match .ev height in style.css
 const INDENT = 14;    // px per level
 const OVERSCAN = 12;  // rows drawn above and below the viewport
+import { shortId, versionEls, versionsOf } from "./versions.js";
 
 export class EventTree {
   constructor(box, spacer, { onSelect }) {
@@ -29,6 +30,7 @@ export class EventTree {
       else (this.children.get(p) || this.children.set(p, []).get(p)).push(e.id);
     }
     this.labels = labels; this.version++;
+    this.versions = versionsOf(events);
     this.flatten();
   }
 
@@ -99,16 +101,19 @@ export class EventTree {
     if (r.kids) el.setAttribute("aria-expanded", this.collapsed.has(r.id) ? "false" : "true");
     el.style.top = `${i * ROW}px`;
     el.style.paddingLeft = `${r.depth * INDENT + 2}px`;
+    el.style.setProperty("--depth", String(r.depth));  // the guide lines (style.css)
     const tw = document.createElement("span");
     tw.className = "tw";
     tw.textContent = r.kids ? (this.collapsed.has(r.id) ? "▸" : "▾") : "·";
     const role = document.createElement("span");
     role.className = "role"; role.textContent = e.role;
     const id = document.createElement("span");
-    id.className = "id"; id.textContent = e.id;
+    id.className = "id"; id.textContent = shortId(e.id); id.title = e.id;
     const text = document.createElement("span");
     text.textContent = (e.content || "").slice(0, 200);
     el.append(tw, role, id);
+    const v = this.versions && this.versions.get(r.id);
+    if (v) el.append(...versionEls(v, e.role));
     // Labels come before the text, so that a long message never hides them.
     const parents = e.parents || [];
     if (parents.length > 1) el.append(tag("merge", `merge of ${parents.join(" + ")}`));
@@ -145,6 +150,7 @@ export class EventTree {
     if (!el) return;
     const i = Number(el.dataset.row);
     this.focus = i;
+    if (e.target.dataset.go) { this.onSelect(e.target.dataset.go); return; }  // ‹ or › of a version
     if (e.target.classList.contains("tw")) { this.toggle(i, this.collapsed.has(this.rows[i].id)); return; }
     this.onSelect(this.rows[i].id);
   }

@@ -1,0 +1,128 @@
+"""The MCP tools of branches and the tree (added by `mcp_tools.build_mcp`):
+merge, snapshot, rollback, diff, conflicts, resolve, and the tree reads
+children, siblings and versions. Each calls the service function its HTTP
+route calls, so the key's grants are checked alike (a write on a branch needs
+a grant on that branch); each returns a dict (structured output).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+
+from . import service as svc
+from . import tree_service as ts
+from .models import Strategy
+
+Run = Callable[..., Awaitable[Any]]
+
+
+def _d(result: Any) -> dict[str, Any]:
+    return dict(result.to_dict())
+
+
+def add_branch_tools(server: MCPServer, run: Run) -> None:
+    """Register the tools on ``server``; ``run(ctx, fn, namespace, *args)`` calls
+    a service function as the caller's principal."""
+
+    @server.tool()
+    async def merge(
+        ctx: Context,
+        source: str,
+        into: str,
+        strategy: Strategy = "append",
+        fast_forward: bool = True,
+        expected_head: str | None = None,
+        namespace: str | None = None,
+    ) -> dict[str, Any]:
+        """Merge ``source`` (a branch or event) into branch ``into``. Strategy
+        ``append`` keeps both sides, ``overwrite`` lets the incoming value of a
+        key replace the target's, ``keep_both`` keeps both and records a conflict."""
+        options = {
+            "strategy": strategy,
+            "fast_forward": fast_forward,
+            "expected_head": expected_head,
+        }
+        return _d(await run(ctx, svc.merge, namespace, source, into, **options))
+
+    @server.tool()
+    async def snapshot(
+        ctx: Context, branch: str, name: str, namespace: str | None = None
+    ) -> dict[str, Any]:
+        """Name the current head of ``branch`` as snapshot ``name`` (for rollback)."""
+        return _d(await run(ctx, svc.snapshot, namespace, branch, name))
+
+    @server.tool()
+    async def rollback(
+        ctx: Context,
+        branch: str,
+        to: str,
+        expected_head: str | None = None,
+        namespace: str | None = None,
+    ) -> dict[str, Any]:
+        """Move ``branch``'s head back to snapshot or event ``to`` (nothing is deleted)."""
+        moved = await run(ctx, svc.rollback, namespace, branch, to, expected_head)
+        return _d(moved)
+
+    @server.tool()
+    async def diff(
+        ctx: Context,
+        a: str | list[str],
+        b: str | list[str],
+        namespace: str | None = None,
+    ) -> dict[str, Any]:
+        """What moving the anchor from ``a`` to ``b`` (event ids or branch names;
+        a list is a scope chain) changes: the memories that disappear
+        (``only_a``), those that appear (``only_b``), and the fork point."""
+        return _d(await run(ctx, ts.diff, namespace, a, b))
+
+    @server.tool()
+    async def conflicts(ctx: Context, at: str, namespace: str | None = None) -> dict[str, Any]:
+        """The open conflicts (from ``flag`` merges) visible at ``at``."""
+        found = await run(ctx, svc.conflicts, namespace, at)
+        return {"conflicts": [c.to_dict() for c in found.items], "next_offset": found.next_offset}
+
+    @server.tool()
+    async def resolve(
+        ctx: Context,
+        conflict_id: str,
+        keep: str,
+        branch: str,
+        expected_head: str | None = None,
+        namespace: str | None = None,
+    ) -> dict[str, Any]:
+        """Resolve a conflict on ``branch`` by keeping memory ``keep`` (the other
+        side is retracted by an event written on the branch)."""
+        ev = await run(ctx, svc.resolve, namespace, conflict_id, keep, branch, expected_head)
+        return _d(ev)
+
+    @server.tool()
+    async def children(
+        ctx: Context,
+        event_id: str | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+        namespace: str | None = None,
+    ) -> dict[str, Any]:
+        """The events under ``event_id`` (the roots without one), in arrival order;
+        pass ``cursor`` back for the next page."""
+        return _d(await run(ctx, ts.children, namespace, event_id, limit, cursor))
+
+    @server.tool()
+    async def siblings(
+        ctx: Context,
+        event_id: str,
+        limit: int = 100,
+        cursor: str | None = None,
+        namespace: str | None = None,
+    ) -> dict[str, Any]:
+        """The versions of an event: those with the same parents, itself included."""
+        return _d(await run(ctx, ts.siblings, namespace, event_id, limit, cursor))
+
+    @server.tool()
+    async def versions(ctx: Context, event_id: str, namespace: str | None = None) -> dict[str, Any]:
+        """Where an event stands among its versions: position, count, previous, next."""
+        return _d(await run(ctx, ts.versions, namespace, event_id))

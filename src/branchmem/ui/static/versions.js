@@ -1,0 +1,51 @@
+// Versions of a message in the inspector's tree: the events with the same parents
+// (an edit of a user message, a regeneration of a reply), in arrival order, as
+// `Store.versions` counts them. Drawn on a row as a switcher "‹ 2/3 ›".
+
+export function shortId(id) {
+  // Long generated ids (34 characters) are cut to their head and tail.
+  return id.length > 14 ? `${id.slice(0, 6)}…${id.slice(-4)}` : id;
+}
+
+function key(parents) { return [...parents].sort().join("\u001f"); }
+
+// id -> {position, count, previous, next} for every event with a sibling.
+export function versionsOf(events) {
+  const groups = new Map();
+  for (const e of events) {
+    const k = key(e.parents || []);
+    (groups.get(k) || groups.set(k, []).get(k)).push(e.id);
+  }
+  const out = new Map();
+  for (const ids of groups.values()) {
+    if (ids.length < 2) continue;
+    ids.forEach((id, i) => out.set(id, {
+      position: i + 1, count: ids.length, previous: ids[i - 1] || null, next: ids[i + 1] || null,
+    }));
+  }
+  return out;
+}
+
+// The switcher, and "edited" / "regenerated" on a later version.
+export function versionEls(v, role) {
+  const box = document.createElement("span");
+  box.className = "versions";
+  box.setAttribute("aria-label", `version ${v.position} of ${v.count}`);
+  const step = (text, to, label) => {
+    const b = document.createElement("span");
+    b.className = to ? "vgo" : "vgo off"; b.textContent = text;
+    if (to) { b.dataset.go = to; b.title = `${label}: ${to}`; }
+    return b;
+  };
+  const n = document.createElement("span");
+  n.className = "vnum"; n.textContent = `${v.position}/${v.count}`;
+  box.append(step("‹", v.previous, "previous version"), n, step("›", v.next, "next version"));
+  const out = [box];
+  if (v.position > 1) {
+    const m = document.createElement("span");
+    m.className = "tag mark";
+    m.textContent = role === "assistant" ? "regenerated" : "edited";
+    out.push(m);
+  }
+  return out;
+}
