@@ -22,6 +22,10 @@ from typing import TYPE_CHECKING, Any
 from .backends.base import Backend
 from .branch_types import AuditEntry, Conflict, HeadMove, MergeResult, Snapshot
 from .engine import open_engine
+from .graph import read as _graph_read
+from .graph import write as _graph_write
+from .graph.model import Edge
+from .graph.view import GraphView
 from .model import Branch, Event, Explanation, Memory
 from .ops import audit as _audit
 from .ops import branches as _branches
@@ -1005,6 +1009,29 @@ class Store:
         ('create_branch', ('main', 'e1'), 'alice')
         """
         return _audit.audit(self._engine, namespace, since)
+
+    # ------------------------------------------------------------ graph
+    def add_edge(
+        self, subject: str, predicate: str, object: str, *, sources: Sequence[str], **options: Any
+    ) -> Edge:
+        """Store the relation ``subject -predicate-> object`` as a gated record.
+
+        ``options``: ``attrs``, ``importance``, ``namespace``, ``id``, ``valid_from``,
+        ``valid_to``, ``single``, ``replaces``, ``actor`` (docs/graph.md).
+        """
+        return _graph_write.add_edge(
+            self._engine, subject, predicate, object, sources=sources, **options
+        )
+
+    def graph(
+        self,
+        *,
+        at: str | Sequence[str] | None,
+        namespace: str = "default",
+        now: float | None = None,
+    ) -> GraphView:
+        """The relation graph visible at ``at`` (an anchor or a scope chain): `GraphView`."""
+        return _graph_read.graph(self._engine, at=at, namespace=namespace, now=now)
 
     # ------------------------------------------------------------ retrieval
     def search(
