@@ -1054,6 +1054,7 @@ class Store:
         explain: bool = False,
         log: QueryLog | str | os.PathLike[str] | None = None,
         max_embed: int | None = None,
+        hops: int = 0,
     ) -> list[Hit]:
         """The ``k`` records visible at ``at`` that best match ``query``, best first
         (gate first, then rank: no search returns a record the gate hides).
@@ -1080,7 +1081,8 @@ class Store:
         ``max_embed`` caps how many records without a vector this search
         embeds itself (default: no cap, or the budget of a
         `BackgroundEmbedder` attached to the store); the others are ranked by
-        keyword alone (`branchmem.retrieval.search` says more).
+        keyword alone (`branchmem.retrieval.search` says more). ``hops=N`` adds
+        what N visible edges of the relation graph reach (docs/graph.md).
 
         Bad values raise `InvalidInput`; a keyword this method does not take
         raises ``TypeError``, as any Python call does.
@@ -1110,6 +1112,7 @@ class Store:
             explain=explain,
             log=log,
             max_embed=max_embed,
+            hops=hops,
         )
 
     # ------------------------------------------------------- extraction, context

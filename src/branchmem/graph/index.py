@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from ..backends.base import RecordLog, RecordRow
 from ..engine import Engine
 from ..model import EDGE, RETRACTION
+from .mentions import Mentions
 from .model import ALIAS, Edge, edge_of, norm
 
 
@@ -41,6 +42,14 @@ class NsIndex:
         self.lock = threading.Lock()
         self.names_version = 0
         self.max_seq = 0
+        self.matcher: tuple[int, Mentions] | None = None
+
+    def mentions(self) -> Mentions:
+        """A matcher of every name an edge here names (kept until a new name comes)."""
+        kept = self.matcher
+        if kept is None or kept[0] != self.names_version:
+            kept = self.matcher = (self.names_version, Mentions(list(self.display)))
+        return kept[1]
 
     def add(self, row: RecordRow) -> None:
         m = row.memory

@@ -17,6 +17,7 @@ from ..backends.base import RecordRow
 from ..engine import Engine
 from ..errors import InvalidInput, UnknownEntity
 from ..lineage import row_in_ranges
+from ..model import Memory
 from ..ops.times import time_hides
 from ..validate import show
 from .index import NsIndex
@@ -72,6 +73,33 @@ class GraphView:
             ):
                 return True
         return False
+
+    def via(self, edge_id: str) -> int | None:
+        """The place in the view's anchors of the first that shows ``edge_id``."""
+        row = self._index.rows.get(edge_id)
+        if row is None:
+            return None
+        for i, rs in enumerate(self._views):
+            rets = self._index.retractions.get(edge_id)
+            if row_in_ranges(row, rs) and not (
+                rets and any(r.memory.seq <= self._cut_seq and row_in_ranges(r, rs) for r in rets)
+            ):
+                return i
+        return None
+
+    def record(self, edge_id: str) -> Memory:
+        """The stored record of an edge of the index."""
+        return self._index.rows[edge_id].memory
+
+    def mentioned(self, text: str) -> list[str]:
+        """The entities (by name) a visible edge names that ``text`` mentions."""
+        keys = self._index.mentions().find(text)
+        out = {self._name(self._members(k)) for k in keys if self.has(k)}
+        return sorted(out)
+
+    def names_of(self, name: str) -> tuple[str, ...]:
+        """The normalised names of the entity ``name`` (itself and its aliases)."""
+        return self._members(norm(name))
 
     def _timely(self, rows: list[RecordRow]) -> list[RecordRow]:
         t = self._now
