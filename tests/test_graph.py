@@ -201,3 +201,11 @@ def test_purge_forgets_edges(store: Store) -> None:
     store.purge(events=["e2"])
     assert store.graph(at="e3").edges() == []
     assert e.id not in [m.id for m in store.memories(at="e3", kind="edge")]
+
+
+def test_a_new_owner_supersedes_the_old_on_its_path(store: Store) -> None:
+    chat(store)
+    store.add_edge("Alice", "owns", "payment-service", sources=["e2"])
+    store.add_edge("Bob", "owns", "payment-service", sources=["e3"])
+    assert [e.subject for e in store.graph(at="e3").neighbors("payment-service")] == ["Bob"]
+    assert [e.subject for e in store.graph(at="e2").neighbors("payment-service")] == ["Alice"]

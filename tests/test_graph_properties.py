@@ -30,7 +30,7 @@ def ends(op_id: str) -> tuple[str, str, str]:
     k = int(op_id[1:])
     s = k % len(NAMES)
     o = (s + 1 + (k // len(NAMES)) % (len(NAMES) - 1)) % len(NAMES)
-    return NAMES[s], ("uses" if k % 2 else "owns"), NAMES[o]
+    return NAMES[s], ("uses" if k % 2 else "depends on"), NAMES[o]
 
 
 def apply_edge_op(

@@ -22,6 +22,10 @@ SINGLE_VALUED = frozenset({"located in", "reports to", "owned by", "lives in", "
 """Predicates with one value per subject: a new object supersedes the old
 edge on the new edge's path (`Store.add_edge`'s ``single`` overrides)."""
 
+ONE_SUBJECT = frozenset({"owns", "maintains"})
+"""Predicates with one subject per object (a service has one owner): a new
+subject supersedes the old edge on the new edge's path."""
+
 MAX_HOPS = 8
 """The most hops a path or a search's expansion may take."""
 

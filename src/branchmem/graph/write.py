@@ -3,7 +3,8 @@
 A single-valued predicate (`SINGLE_VALUED`, or ``single=True``) keeps one
 object per subject on a path: the new edge retracts, from its own sources,
 the edges with the same subject and predicate visible at its position, so
-the old value stays wherever the new edge's sources are not ancestors.
+the old value stays wherever the new edge's sources are not ancestors. A
+predicate of `ONE_SUBJECT` ("owns") keeps one subject per object the same way.
 ``replaces`` names edges to retract the same way, whatever the predicate.
 """
 
@@ -30,7 +31,7 @@ from ..validate import (
     show,
 )
 from .index import index_of
-from .model import ALIAS, SINGLE_VALUED, Edge, edge_content, edge_of, norm
+from .model import ALIAS, ONE_SUBJECT, SINGLE_VALUED, Edge, edge_content, edge_of, norm
 from .view import GraphView
 
 MAX_NAME = 1000
@@ -88,6 +89,7 @@ def add_edge(
     mem = Memory(**{**_fields(checked), "kind": EDGE})
     actor = check_actor(actor)
     one = (norm(p) in SINGLE_VALUED) if single is None else single
+    one_subject = single is None and norm(p) in ONE_SUBJECT
     b = engine.backend
     with b.transaction():
         if b.get_records(ns, [mem.id]).get(mem.id) is not None:
@@ -96,6 +98,8 @@ def add_edge(
         targets = [_edge_row(engine, ns, r) for r in olds]
         if one and norm(p) != ALIAS:
             targets += [e.id for e in _same_slot(engine, ns, srcs, norm(s), norm(p), norm(o))]
+        if one_subject:
+            targets += [e.id for e in _same_slot(engine, ns, srcs, norm(o), norm(p), norm(s), "in")]
         targets = list(dict.fromkeys(targets))
         rets = [retraction(engine, ns, t, srcs, None) for t in targets]
         stored = insert_records(engine, ns, [*rets, mem])[-1]
@@ -130,10 +134,10 @@ def _edge_row(engine: Engine, ns: str, rid: str) -> str:
 
 
 def _same_slot(
-    engine: Engine, ns: str, srcs: tuple[str, ...], s: str, p: str, o: str
+    engine: Engine, ns: str, srcs: tuple[str, ...], s: str, p: str, o: str, way: str = "out"
 ) -> list[Edge]:
     """The visible edges (at the new edge's position) with subject ``s`` and
-    predicate ``p`` and another object."""
+    predicate ``p`` and another object (``way="in"``: object ``s``, another subject)."""
     b = engine.backend
     found = b.event_positions(ns, srcs)
     positions = [found.get(x) for x in srcs]
@@ -150,6 +154,12 @@ def _same_slot(
     )
     if not view.has(s):
         return []
+    if way == "in":
+        return [
+            e
+            for e in view.neighbors(s, predicate=p, direction="in")
+            if norm(e.object) == s and norm(e.subject) != o
+        ]
     return [
         e
         for e in view.neighbors(s, predicate=p, direction="out")
