@@ -37,6 +37,7 @@ class NsIndex:
         self.by_name: dict[str, dict[int, list[RecordRow]]] = {}
         self.display: dict[str, str] = {}  # normalised name -> first spelling seen
         self.alias_subjects: set[str] = set()
+        self.alias_ids: set[str] = set()
         self.retractions: dict[str, list[RecordRow]] = {}
         self.pending: set[str] = set()
         self.lock = threading.Lock()
@@ -74,6 +75,7 @@ class NsIndex:
                     self.names_version += 1
             if norm(e.predicate) == ALIAS:
                 self.alias_subjects.add(s)
+                self.alias_ids.add(m.id)
             if row.pos is not None:
                 for key in {s, o}:
                     self.by_name.setdefault(key, {}).setdefault(row.pos[0], []).append(row)

@@ -273,7 +273,7 @@ class GraphView:
                 if looked > budget:
                     frontier.clear()
                     break
-                nxt = self._members(norm(e.other_end(node)))
+                nxt = self._other(e.id, node)
                 if nxt in best:
                     continue
                 p = Path((*path.nodes, self._name(nxt)), (*path.edges, e))
@@ -311,7 +311,7 @@ class GraphView:
                     looked += 1
                     if looked > budget:
                         break
-                    nxt = self._members(norm(e.other_end(node)))
+                    nxt = self._other(e.id, node)
                     seen = dist.get(nxt)
                     if seen is None:
                         dist[nxt] = d
@@ -339,10 +339,19 @@ class GraphView:
         back(z, [self._name(z)], [])
         return out
 
+    def _other(self, edge_id: str, node: tuple[str, ...]) -> tuple[str, ...]:
+        """The entity at the end of ``edge_id`` that is not ``node``."""
+        s, o = self._index.ends[edge_id]
+        key = o if s in node else s
+        got = self._comp.get(key)
+        return got if got is not None else self._members(key)
+
     def _node_edges(self, node: tuple[str, ...]) -> list[Edge]:
+        aliases = self._index.alias_ids
         if len(node) == 1:
-            return [e for e in self._touching(node[0]) if norm(e.predicate) != ALIAS]
-        by_id = {e.id: e for k in node for e in self._touching(k) if norm(e.predicate) != ALIAS}
+            got = self._touching(node[0])
+            return [e for e in got if e.id not in aliases] if aliases else got
+        by_id = {e.id: e for k in node for e in self._touching(k) if e.id not in aliases}
         return sorted(by_id.values(), key=lambda e: e.seq)
 
     def _name(self, node: tuple[str, ...]) -> str:
