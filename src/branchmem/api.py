@@ -166,4 +166,5 @@ class StoreAPI(Protocol):
         explain: bool = False,
         log: QueryLog | str | os.PathLike[str] | None = None,
         max_embed: int | None = None,
+        hops: int = 0,
     ) -> list[Hit]: ...
