@@ -1018,6 +1018,11 @@ class Store:
 
         ``options``: ``attrs``, ``importance``, ``namespace``, ``id``, ``valid_from``,
         ``valid_to``, ``single``, ``replaces``, ``actor`` (docs/graph.md).
+
+        >>> store = Store()
+        >>> _ = store.add_event("e1", content="Alice 负责 auth-service")
+        >>> store.add_edge("Alice", "owns", "auth-service", sources=["e1"])
+        Edge(Alice -owns-> auth-service, sources=[e1])
         """
         return _graph_write.add_edge(
             self._engine, subject, predicate, object, sources=sources, **options
@@ -1030,7 +1035,11 @@ class Store:
         namespace: str = "default",
         now: float | None = None,
     ) -> GraphView:
-        """The relation graph visible at ``at`` (an anchor or a scope chain): `GraphView`."""
+        """The relation graph visible at ``at`` (an anchor or a scope chain): `GraphView`.
+
+        >>> Store().graph(at=None).edges()
+        []
+        """
         return _graph_read.graph(self._engine, at=at, namespace=namespace, now=now)
 
     # ------------------------------------------------------------ retrieval
