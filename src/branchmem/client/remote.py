@@ -301,8 +301,7 @@ class RemoteStore(GraphMethods):
         max_embed: int | None = None,
         hops: int = 0,
     ) -> list[Hit]:
-        """`Store.search` (``mode``, ``kind``, ``key_prefix``, ``meta``, ``now``, ``as_of``,
-        ``explain``, ``hops``); the other options are the server's (naming one is refused)."""
+        """`Store.search` (its served options; naming one of the server's is refused)."""
         options = {o: v for o, v in locals().items() if o in retrieval.OPTIONS}  # the keywords
         return retrieval.search(self._c, namespace, query, at, k, options)
 
