@@ -36,6 +36,11 @@ EXPECTED: dict[str, list[tuple[str, int]]] = {
         (r"^  (the same as|differs from) the shipped bench/data/recall-dev\.jsonl$", 1),
     ],
     "extract": [(r"ratio \d+\.\d\dx", 3)],
+    "graph": [
+        (r"^  (neighbors|3-hop paths) .* ratio +\d+\.\dx$", 4),
+        (r"^  abandoned volume: neighbors \d+\.\d\dx, paths \d+\.\d\dx", 2),
+        (r"^  ingest .* ratio +\d+\.\d\dx$", 2),
+    ],
     "gate": [
         (r"ms vs +\d+\.\d{3} ms +ratio +\d+\.\dx +\(goal [<>=-]", 14),
         (r"full costs +\d+\.\d\dx$", 2),

@@ -46,3 +46,9 @@ def test_core_guide_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     result, scope = run_page(ROOT / "docs" / "core.md")
     close_stores(scope)
     assert result.failed == 0 and result.attempted >= 12, result
+
+
+def test_graph_guide_runs() -> None:
+    result, scope = run_page(ROOT / "docs" / "graph.md")
+    close_stores(scope)
+    assert result.failed == 0 and result.attempted >= 25, result

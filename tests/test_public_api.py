@@ -42,6 +42,7 @@ NEEDS_AN_EXTRA = {
     "branchmem.server.schema",  # server: fastapi, pydantic
     "branchmem.server.tree_routes",  # server: fastapi, pydantic
     "branchmem.server.mcp_branch_tools",  # server: mcp
+    "branchmem.server.graph_routes",  # server: fastapi, pydantic
 }
 
 

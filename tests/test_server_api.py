@@ -60,6 +60,12 @@ ROUTES: list[tuple[str, str, dict[str, Any]]] = [
     ("GET", "history", {"params": {"branch": "main"}}),
     ("POST", "purge", {"json": {"memories": ["m-cd"]}}),
     ("GET", "audit", {}),
+    (
+        "POST",
+        "edges",
+        {"json": {"subject": "a", "predicate": "uses", "object": "b", "sources": ["e2"]}},
+    ),
+    ("GET", "graph", {"params": {"at": "e2"}}),
 ]
 SUCCEEDS_EXCEPT = {"conflicts/c-none/resolve"}  # no conflict in the seed: a 404 by design
 

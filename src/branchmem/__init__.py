@@ -28,11 +28,13 @@ from .errors import (
     UnknownAnchor,
     UnknownBranch,
     UnknownConflict,
+    UnknownEntity,
     UnknownEvent,
     UnknownMemory,
     UnknownNamespace,
     UnknownSnapshot,
 )
+from .graph import Edge, Entity, GraphView, Path
 from .model import KINDS, Branch, Event, Explanation, Memory, SourceStatus
 from .policy import Policy
 from .redact import Redactor
@@ -65,13 +67,16 @@ __all__ = [
     "Context",
     "CycleError",
     "Diff",
+    "Edge",
     "Embedder",
     "EmbeddingError",
     "EmbeddingPending",
+    "Entity",
     "Event",
     "EventPage",
     "Explanation",
     "ExtractionError",
+    "GraphView",
     "HashingEmbedder",
     "HeadMove",
     "Hit",
@@ -84,6 +89,7 @@ __all__ = [
     "NotAnAncestor",
     "NotFound",
     "OpenAIEmbedder",
+    "Path",
     "Policy",
     "QueryLog",
     "ReadOnlyStore",
@@ -97,6 +103,7 @@ __all__ = [
     "UnknownAnchor",
     "UnknownBranch",
     "UnknownConflict",
+    "UnknownEntity",
     "UnknownEvent",
     "UnknownMemory",
     "UnknownNamespace",

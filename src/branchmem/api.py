@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from .graph.model import Edge
     from .model import Branch, Event, Explanation, Memory
     from .retrieval.embed import Embedder
     from .retrieval.fusion import Weights
@@ -105,6 +106,10 @@ class StoreAPI(Protocol):
 
     def get_memory(self, memory_id: str, namespace: str = "default") -> Memory: ...
 
+    def add_edge(
+        self, subject: str, predicate: str, object: str, *, sources: Sequence[str], **options: Any
+    ) -> Edge: ...
+
     def memories(
         self,
         *,
@@ -161,4 +166,5 @@ class StoreAPI(Protocol):
         explain: bool = False,
         log: QueryLog | str | os.PathLike[str] | None = None,
         max_embed: int | None = None,
+        hops: int = 0,
     ) -> list[Hit]: ...

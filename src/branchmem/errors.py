@@ -19,6 +19,7 @@
     │   ├── UnknownSnapshot
     │   ├── UnknownConflict
     │   ├── UnknownNamespace               a namespace that holds nothing
+    │   ├── UnknownEntity                  a name no visible edge names
     │   └── UnknownAnchor                  `at=` names no event and no branch
     ├── BranchConflict (RuntimeError)      a branch head moved under a compare-and-set
     ├── StorageError                       the backend failed (driver error, foreign file)
@@ -180,6 +181,19 @@ class UnknownMemory(NotFound):
         super().__init__(
             f"no memory {memory_id!r} in namespace {namespace!r}; "
             "use the id returned by add_memory()"
+        )
+
+
+class UnknownEntity(NotFound):
+    """No visible edge names this entity at the anchor."""
+
+    def __init__(self, name: str, at: object, namespace: str) -> None:
+        self.name = name
+        self.at = at
+        self.namespace = namespace
+        super().__init__(
+            f"no visible edge names {name!r} at {at!r} in namespace {namespace!r}; "
+            "graph(at=...).entities() lists the entities there"
         )
 
 

@@ -23,7 +23,7 @@ from .branch_types import CONFLICT
 from .engine import Engine
 from .errors import InvalidInput, UnknownAnchor
 from .lineage import ancestor_ranges, in_ranges, row_in_ranges
-from .model import RETRACTION, Memory
+from .model import EDGE, RETRACTION, Memory
 from .validate import check_utf8, show
 
 _SEQ = attrgetter("seq")
@@ -94,7 +94,7 @@ def read_views(
     single-anchor read checks it. The few that view does not show (a source
     off its path, or retracted there) wait and are offered to the later views.
     ``kind`` keeps one kind (`RETRACTION` lists retractions instead of
-    applying them); without it conflict records are left out. ``as_of`` keeps
+    applying them); without it conflict records and edges are left out. ``as_of`` keeps
     what was written by then."""
     backend = engine.backend
     want_retractions = kind == RETRACTION
@@ -134,7 +134,9 @@ def read_views(
                     hidden.add(m.target)
                     if want_retractions:
                         live.append(m)
-            elif want_retractions or (m.kind != kind if kind is not None else m.kind == CONFLICT):
+            elif want_retractions or (
+                m.kind != kind if kind is not None else (m.kind == CONFLICT or m.kind == EDGE)
+            ):
                 continue
             elif extra and not all(rs.get(a, -1) >= b for a, b in extra):
                 waiting.append(row)

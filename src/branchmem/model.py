@@ -16,6 +16,10 @@ KINDS = ("episodic", "semantic", "procedural", "working")
 RETRACTION = "retraction"
 """Kind of the gated records written by `Store.retract` (never a caller's kind)."""
 
+EDGE = "edge"
+"""Kind of the gated records written by `Store.add_edge` (a relation graph's
+edges; never a caller's kind, and left out of reads that name no kind)."""
+
 ROLES = ("user", "assistant", "tool", "system", "note")
 
 

@@ -22,6 +22,10 @@ from typing import TYPE_CHECKING, Any
 from .backends.base import Backend
 from .branch_types import AuditEntry, Conflict, HeadMove, MergeResult, Snapshot
 from .engine import open_engine
+from .graph import read as _graph_read
+from .graph import write as _graph_write
+from .graph.model import Edge
+from .graph.view import GraphView
 from .model import Branch, Event, Explanation, Memory
 from .ops import audit as _audit
 from .ops import branches as _branches
@@ -1006,6 +1010,38 @@ class Store:
         """
         return _audit.audit(self._engine, namespace, since)
 
+    # ------------------------------------------------------------ graph
+    def add_edge(
+        self, subject: str, predicate: str, object: str, *, sources: Sequence[str], **options: Any
+    ) -> Edge:
+        """Store the relation ``subject -predicate-> object`` as a gated record.
+
+        ``options``: ``attrs``, ``importance``, ``namespace``, ``id``, ``valid_from``,
+        ``valid_to``, ``single``, ``replaces``, ``actor`` (docs/graph.md).
+
+        >>> store = Store()
+        >>> _ = store.add_event("e1", content="Alice 负责 auth-service")
+        >>> store.add_edge("Alice", "owns", "auth-service", sources=["e1"])
+        Edge(Alice -owns-> auth-service, sources=[e1])
+        """
+        return _graph_write.add_edge(
+            self._engine, subject, predicate, object, sources=sources, **options
+        )
+
+    def graph(
+        self,
+        *,
+        at: str | Sequence[str] | None,
+        namespace: str = "default",
+        now: float | None = None,
+    ) -> GraphView:
+        """The relation graph visible at ``at`` (an anchor or a scope chain): `GraphView`.
+
+        >>> Store().graph(at=None).edges()
+        []
+        """
+        return _graph_read.graph(self._engine, at=at, namespace=namespace, now=now)
+
     # ------------------------------------------------------------ retrieval
     def search(
         self,
@@ -1027,6 +1063,7 @@ class Store:
         explain: bool = False,
         log: QueryLog | str | os.PathLike[str] | None = None,
         max_embed: int | None = None,
+        hops: int = 0,
     ) -> list[Hit]:
         """The ``k`` records visible at ``at`` that best match ``query``, best first
         (gate first, then rank: no search returns a record the gate hides).
@@ -1053,7 +1090,8 @@ class Store:
         ``max_embed`` caps how many records without a vector this search
         embeds itself (default: no cap, or the budget of a
         `BackgroundEmbedder` attached to the store); the others are ranked by
-        keyword alone (`branchmem.retrieval.search` says more).
+        keyword alone (`branchmem.retrieval.search` says more). ``hops=N`` adds
+        what N visible edges of the relation graph reach (docs/graph.md).
 
         Bad values raise `InvalidInput`; a keyword this method does not take
         raises ``TypeError``, as any Python call does.
@@ -1083,6 +1121,7 @@ class Store:
             explain=explain,
             log=log,
             max_embed=max_embed,
+            hops=hops,
         )
 
     # ------------------------------------------------------- extraction, context

@@ -48,6 +48,9 @@ def register(sub: Any) -> None:
         default=None,
         help="keyword tokens: CJK character bigrams (default) or jieba words",
     )
+    er.add_argument(
+        "--hops", type=int, default=0, help="with --set: search(..., hops=N), the relation graph"
+    )
     er.add_argument("--json", action="store_true", help="print the figures as JSON")
     er.set_defaults(func=_eval_recall)
 
@@ -123,6 +126,7 @@ def _eval_scenarios(args: argparse.Namespace) -> int:
                     mode=mode,
                     embedder=emb,
                     tokenizer=args.tokenizer,
+                    hops=args.hops,
                 )
             )
     if args.json:

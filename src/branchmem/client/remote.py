@@ -21,9 +21,10 @@ from ..searchlog import QueryLog
 from ..validate import MAX_MESSAGE_BYTES
 from . import admin, branches, records, retrieval, tree
 from .connection import Connection
+from .graph import GraphMethods  # add_edge, graph_neighbors
 
 
-class RemoteStore:
+class RemoteStore(GraphMethods):
     """A served store, with `Store`'s methods.
 
     ``transport`` is any httpx transport: here `httpx.MockTransport` stands in
@@ -298,10 +299,9 @@ class RemoteStore:
         explain: bool = False,
         log: QueryLog | str | os.PathLike[str] | None = None,
         max_embed: int | None = None,
+        hops: int = 0,
     ) -> list[Hit]:
-        """`Store.search` (``mode``, ``kind``, ``key_prefix``, ``meta``, ``now``,
-        ``as_of``, ``explain``); the other options are the server's, and naming
-        one is refused. A keyword it does not take raises ``TypeError``."""
+        """`Store.search` (its served options; naming one of the server's is refused)."""
         options = {o: v for o, v in locals().items() if o in retrieval.OPTIONS}  # the keywords
         return retrieval.search(self._c, namespace, query, at, k, options)
 

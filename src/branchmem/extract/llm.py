@@ -5,7 +5,10 @@ their ids and the visible memories with their ids; the reply's content must
 be JSON::
 
     {"memories": [{"op": "add" | "update" | "delete", "content": str,
-                   "key": str | null, "target": str | null, "sources": [event ids]}]}
+                   "key": str | null, "target": str | null, "sources": [event ids]}],
+     "edges": [{"subject": str, "predicate": str, "object": str, "sources": [...]}]}
+
+(``edges`` is asked for by ``LLMExtractor(edges=True)`` and optional in a reply.)
 
 The reply is checked strictly (shape and types); ids are checked by the
 writer against the gate. A malformed reply is asked for once more, then
@@ -23,7 +26,7 @@ from typing import Any
 
 from ..errors import ExtractionError, InvalidInput
 from ..model import Event, Memory
-from .proposal import ADD, OPS, Proposal
+from .proposal import ADD, EDGE, OPS, Proposal
 from .rules import language
 
 INSTRUCTIONS = {
@@ -46,6 +49,22 @@ INSTRUCTIONS = {
 }
 
 
+EDGES = {
+    "en": (
+        " Also list the relations the messages state between named things (people, teams, "
+        'services, libraries, places): add "edges": [{"subject": str, "predicate": str, '
+        '"object": str, "sources": [event ids]}], predicates such as "owns", "member of", '
+        '"depends on", "uses", "located in", "is a", "likes", "affected by".'
+    ),
+    "zh": (
+        ' 另外列出消息中陈述的具名事物（人、团队、服务、库、地点）之间的关系：加上 "edges": '
+        '[{"subject": 字符串, "predicate": 字符串, "object": 字符串, "sources": [事件id]}]，'
+        'predicate 用英文，如 "owns"、"member of"、"depends on"、"uses"、"located in"、"is a"、'
+        '"likes"、"affected by"。'
+    ),
+}
+"""Appended to the instructions by `LLMExtractor(edges=True)`: triples in the reply."""
+
 RETRY = 'That was not valid JSON of the required shape. Reply with JSON only: {"memories": [...]}'
 
 
@@ -67,6 +86,7 @@ class LLMExtractor:
         language: str = "auto",
         *,
         roles: tuple[str, ...] = ("user",),
+        edges: bool = False,
     ) -> None:
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
             raise InvalidInput(f"base_url must be an http(s) URL, got {base_url!r}")
@@ -82,6 +102,7 @@ class LLMExtractor:
         self.timeout = float(timeout)
         self.language = language
         self.roles = roles
+        self.edges = edges
 
     def messages(self, window: list[Event], visible: list[Memory]) -> list[dict[str, str]]:
         """The chat messages sent for this window (for inspection and tests)."""
@@ -94,7 +115,7 @@ class LLMExtractor:
         lines += [f"{m.id} | {m.key or '-'} | {m.content}" for m in visible] or ["(none)"]
         lines.append(f"Extract from messages whose role is one of: {', '.join(self.roles)}.")
         return [
-            {"role": "system", "content": INSTRUCTIONS[lang]},
+            {"role": "system", "content": INSTRUCTIONS[lang] + (EDGES[lang] if self.edges else "")},
             {"role": "user", "content": "\n".join(lines)},
         ]
 
@@ -186,14 +207,32 @@ def parse_reply(text: str) -> list[Proposal]:
     items = data.get("memories") if isinstance(data, dict) else None
     if not isinstance(items, list):
         raise ExtractionError('the reply has no "memories" list', text)
-    return [_proposal(item, text) for item in items]
+    edges = data.get("edges", [])
+    if not isinstance(edges, list):
+        raise ExtractionError('"edges" must be a list', text)
+    return [_proposal(item, text) for item in items] + [_edge(item, text) for item in edges]
+
+
+def _edge(item: Any, text: str) -> Proposal:
+    if not isinstance(item, dict):
+        raise ExtractionError('an item of "edges" is not an object', text)
+    parts = [item.get(k) for k in ("subject", "predicate", "object")]
+    if not all(isinstance(x, str) and x.strip() for x in parts):
+        raise ExtractionError("an edge needs subject, predicate and object strings", text)
+    sources = item.get("sources")
+    if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources):
+        raise ExtractionError("sources must be a list of event ids", text)
+    s, p, o = (str(x).strip() for x in parts)
+    return Proposal(
+        EDGE, f"{s} {p} {o}", tuple(sources), triple=(s, p, o), meta={"extractor": "llm"}
+    )
 
 
 def _proposal(item: Any, text: str) -> Proposal:
     if not isinstance(item, dict):
         raise ExtractionError('an item of "memories" is not an object', text)
     op = item.get("op")
-    if op not in OPS:
+    if op not in OPS or op == EDGE:
         raise ExtractionError(f"op {op!r} is not one of {', '.join(OPS)}", text)
     content, key, target = item.get("content", ""), item.get("key"), item.get("target")
     sources = item.get("sources")

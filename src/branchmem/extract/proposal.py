@@ -19,7 +19,8 @@ from ..model import Event, Memory
 ADD = "add"
 UPDATE = "update"
 DELETE = "delete"
-OPS = (ADD, UPDATE, DELETE)
+EDGE = "edge"
+OPS = (ADD, UPDATE, DELETE, EDGE)
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,8 @@ class Proposal:
       `Store.supersede`, so the old value stays on paths without the change.
       Fields left ``None`` keep the old record's.
     * ``delete``: ``target`` is retracted (a `Store.retract`).
+    * ``edge``: the relation ``triple`` (subject, predicate, object), written by
+      `Store.add_edge`; one already visible is not written again.
 
     ``sources`` are the events the change comes from; they must lie on the
     anchor's path, or the proposal is dropped.
@@ -49,10 +52,11 @@ class Proposal:
     kind: str | None = None
     importance: float | None = None
     meta: dict[str, Any] | None = field(default=None, compare=False)
+    triple: tuple[str, str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-friendly dict of every field."""
-        return {
+        """A JSON-friendly dict of every field (``triple`` only on an edge)."""
+        return ({"triple": list(self.triple)} if self.triple is not None else {}) | {
             "op": self.op,
             "content": self.content,
             "sources": list(self.sources),
@@ -75,6 +79,7 @@ class Proposal:
             kind=data.get("kind"),
             importance=data.get("importance"),
             meta=data.get("meta"),
+            triple=tuple(data["triple"]) if data.get("triple") else None,
         )
 
 
@@ -128,7 +133,10 @@ def proposal_id(p: Proposal) -> str:
     >>> proposal_id(Proposal("add", "x", ("e1",))) == proposal_id(Proposal("add", "x", ("e1",)))
     True
     """
-    blob = json.dumps([p.op, p.target, p.content, p.key, sorted(p.sources)], ensure_ascii=False)
+    fields: list[Any] = [p.op, p.target, p.content, p.key, sorted(p.sources)]
+    if p.triple is not None:
+        fields.append(list(p.triple))
+    blob = json.dumps(fields, ensure_ascii=False)
     return "x_" + hashlib.sha256(blob.encode("utf-8")).hexdigest()[:32]
 
 
@@ -157,6 +165,8 @@ def apply(visible: list[Memory], proposals: list[Proposal]) -> list[Memory]:
         return visible
     cur = {m.id: m for m in visible}
     for p in proposals:
+        if p.op == EDGE:
+            continue  # an edge is no memory: it is not among the visible ones
         if p.op == ADD:
             cur[proposal_id(p)] = Memory(
                 proposal_id(p),

@@ -16,6 +16,7 @@ from functools import lru_cache
 
 from ..errors import InvalidInput
 from ..model import ROLES, Event, Memory
+from .edges import edge_proposals
 from .patterns import (
     CLAUSE,
     EN,
@@ -83,13 +84,16 @@ class RuleExtractor:
     devices and plans. Standard library only, deterministic.
 
     ``roles`` are the roles whose messages are read (``("user",)`` by
-    default; add ``"assistant"`` to read replies too).
+    default; add ``"assistant"`` to read replies too). ``edges=True`` also
+    proposes the relations messages state between named things
+    (`branchmem.extract.edges`: owns, member of, depends on, uses, ...).
 
     >>> [(f.key, f.value) for f in RuleExtractor().parse("我在腾讯做产品经理。")]
     [('user.employer', '腾讯'), ('user.job', '产品经理')]
     """
 
-    def __init__(self, *, roles: Iterable[str] = ("user",)) -> None:
+    def __init__(self, *, roles: Iterable[str] = ("user",), edges: bool = False) -> None:
+        self.edges = edges
         self.roles = tuple(roles)
         bad = [r for r in self.roles if r not in ROLES]
         if not self.roles or bad:
@@ -115,6 +119,8 @@ class RuleExtractor:
                     return max((at.get(s, -1) for s in m.sources), default=-1) >= i
 
                 out += _reconcile(f, ev.id, mine, newer)
+            if self.edges:
+                out += edge_proposals(ev.id, ev.content)
         return out
 
 

@@ -21,6 +21,7 @@ from ..validate import check_id, check_importance, check_int, check_meta, check_
 from .proposal import (
     ADD,
     DELETE,
+    EDGE,
     OPS,
     UPDATE,
     Dropped,
@@ -103,7 +104,8 @@ def extract(
     good, dropped = _check(proposals, on_path, {m.id: m for m in visible})
     for d in dropped:
         log.warning("extract at %r dropped a proposal: %s", at, d.reason)
-    written, already = _write(store, ns, good, actor)
+    known = _visible_triples(store, at, ns) if any(p.op == EDGE for p, _ in good) else set()
+    written, already = _write(store, ns, good, actor, known)
     return Extraction(at, tuple(written), tuple(dropped), already)
 
 
@@ -118,7 +120,7 @@ def _check(
     for p in proposals:
         why = _problem(p, on_path)
         target = live.get(p.target) if p.target is not None else None
-        if why is None and p.op != ADD and target is None:
+        if why is None and p.op not in (ADD, EDGE) and target is None:
             why = (
                 f"target {p.target!r} is not a memory visible at the anchor (or it was "
                 "already changed in this extraction)"
@@ -151,6 +153,15 @@ def _problem(p: Proposal, on_path: set[str]) -> str | None:
             f"source(s) {off!r} are not events read on the path to the anchor (the "
             "window) nor sources of a memory visible there"
         )
+    if p.op == EDGE:
+        t = p.triple
+        if (
+            not isinstance(t, tuple)
+            or len(t) != 3
+            or not all(isinstance(x, str) and x.strip() for x in t)
+        ):
+            return "an edge needs triple=(subject, predicate, object), three non-empty names"
+        return None
     if p.op == ADD and p.target is not None:
         return "an add has no target; use op='update' to change a memory"
     if p.op != ADD and not isinstance(p.target, str):
@@ -183,13 +194,47 @@ def _as_memory(rid: str, p: Proposal, old: Memory | None) -> Memory:
     )
 
 
+def _visible_triples(store: StoreAPI, at: str, ns: str) -> set[tuple[str, str, str]]:
+    """The relations the edges visible at ``at`` state (normalised)."""
+    out = set()
+    for m in store.memories(at=at, namespace=ns, kind=EDGE):
+        e = (m.meta or {}).get("edge") or {}
+        out.add(_triple_key((e.get("subject", ""), e.get("predicate", ""), e.get("object", ""))))
+    return out
+
+
+def _triple_key(t: tuple[str, str, str]) -> tuple[str, str, str]:
+    a, b, c = (" ".join(str(x).casefold().split()) for x in t)
+    return a, b, c
+
+
 def _write(
-    store: StoreAPI, ns: str, good: list[tuple[Proposal, Memory | None]], actor: str | None = None
+    store: StoreAPI,
+    ns: str,
+    good: list[tuple[Proposal, Memory | None]],
+    actor: str | None = None,
+    known: set[tuple[str, str, str]] | None = None,
 ) -> tuple[list[Memory], int]:
     written: list[Memory] = []
     already = 0
     for p, target in good:
         rid = proposal_id(p)
+        if p.op == EDGE and p.triple is not None:
+            key = _triple_key(p.triple)
+            if key in (known or set()):
+                already += 1
+                continue
+            s, pred, o = p.triple
+            try:
+                store.add_edge(
+                    s, pred, o, sources=list(p.sources), namespace=ns, id=rid, actor=actor
+                )
+            except InvalidInput as exc:
+                log.warning("extract dropped an edge: %s", exc)
+                continue
+            written.append(store.get_memory(rid, namespace=ns))
+            (known if known is not None else set()).add(key)
+            continue
         try:
             store.get_memory(rid, namespace=ns)
             already += 1

@@ -17,7 +17,7 @@ from ..engine import Engine
 from ..errors import UnknownEvent, UnknownMemory
 from ..gate import anchor, ranges, read_views
 from ..lineage import ancestor_ranges, in_ranges, row_in_ranges
-from ..model import RETRACTION, Event, Explanation, Memory, SourceStatus
+from ..model import EDGE, RETRACTION, Event, Explanation, Memory, SourceStatus
 from ..validate import (
     check_anchors,
     check_id,
@@ -47,7 +47,7 @@ def memories(
 ) -> list[Memory]:
     """`Store.memories`."""
     ns = check_namespace(namespace)
-    if kind is not None and kind != RETRACTION and kind != CONFLICT:
+    if kind is not None and kind != RETRACTION and kind != CONFLICT and kind != EDGE:
         check_kind(kind)
     t_now, t_as_of = check_read_times(now, as_of)
     if at is None:

@@ -16,7 +16,7 @@ from ..bulk import gc_paused
 from ..engine import Engine
 from ..errors import ConflictingRecord, InvalidInput, UnknownMemory
 from ..lineage import batch_seg_parents, index_position
-from ..model import RETRACTION, Memory, new_record_id, set_fresh
+from ..model import EDGE, RETRACTION, Memory, new_record_id, set_fresh
 from ..validate import (
     TIME_FIELDS,
     check_actor,
@@ -150,6 +150,11 @@ def supersede(
     actor = check_actor(actor)
     with engine.backend.transaction():
         old = target(engine, ns, memory_id)
+        if old.kind == EDGE:
+            raise InvalidInput(
+                f"{show(memory_id)} is an edge; replace it with "
+                f"add_edge(subject, predicate, object, sources=..., replaces=[{memory_id!r}])"
+            )
         new_id = fields.get("id")
         mem = Memory(
             id=check_id(new_id, "memory id") if new_id is not None else new_record_id(),

@@ -34,7 +34,7 @@ from ..branch_types import CONFLICT
 from ..engine import Engine
 from ..gate import anchor, ranges
 from ..lineage import row_in_ranges
-from ..model import Memory
+from ..model import EDGE, Memory
 from ..ops.scope import read_groups
 from ..ops.times import narrow
 from .vectors import numpy_or_none
@@ -225,7 +225,7 @@ def extend(
         m = row.memory
         if m.target is not None:
             return None  # a retraction seen here may hide a kept record
-        if m.kind != CONFLICT and (f == NO_FILTERS or keep(m, f, None)):
+        if m.kind != CONFLICT and m.kind != EDGE and (f == NO_FILTERS or keep(m, f, None)):
             new.append(m)
     if new and any(row_in_ranges(r, rs) for r in b.retractions_of(ns, [m.id for m in new])):
         return None  # an id written again after a purge, retracted before it

@@ -21,6 +21,8 @@ class HitExplanation:
     vector_rank: int | None = None
     relevance: float = 0.0
     vector_pending: bool = False
+    path: str | None = None
+    """For a hit reached along the relation graph (``search(..., hops=N)``): the path."""
 
     def __str__(self) -> str:
         return f"{self.visibility.reason}\n{self.scoring}"
@@ -33,7 +35,7 @@ class HitExplanation:
             "vector_rank": self.vector_rank,
             "relevance": self.relevance,
             "vector_pending": self.vector_pending,
-        }
+        } | ({"path": self.path} if self.path is not None else {})
 
 
 @dataclass(frozen=True)

@@ -190,6 +190,7 @@ def run_scenario(
     tokenizer: str | None = None,
     seeded: list[Seeded] | None = None,
     oracle: bool = False,
+    hops: int = 0,
 ) -> list[Outcome]:
     """Seed a fresh store and judge each assertion's top k. ``seeded``, when given,
     receives what seeding wrote (for the edge counts). ``oracle=True`` judges the
@@ -212,6 +213,7 @@ def run_scenario(
                     embedder=embedder if mode != "keyword" else None,
                     tokenizer=tokenizer,
                     now=_now(scenario, a),
+                    hops=hops,
                 )
                 contents = tuple(h.memory.content for h in hits)
             out.append(Outcome(scenario.id, a, judge(a.expected, a.excluded, contents), contents))
@@ -290,6 +292,7 @@ def run_set(
     tokenizer: str | None = None,
     scenarios: Iterable[Scenario] | None = None,
     oracle: bool = False,
+    hops: int = 0,
 ) -> Report:
     """Every scenario of ``data`` (or just ``scenarios``) under one (embedder, mode);
     ``oracle=True``: the figures of the `ideal` ranking instead (embedder ``"ideal"``)."""
@@ -308,6 +311,7 @@ def run_set(
             tokenizer=tokenizer,
             seeded=seeded,
             oracle=oracle,
+            hops=hops,
         ):
             outcomes.append(o)
             for t in dict.fromkeys((*sc.tags, *o.assertion.tags)):
@@ -317,6 +321,8 @@ def run_set(
     name = "ideal" if oracle else "-" if mode == "keyword" else _embedder(embedder).name
     if tokenizer not in (None, "bigram") and not oracle:
         name += f"/{tokenizer}"
+    if hops and not oracle:
+        name += f"+hops{hops}"
     return Report(
         set=data.name,
         split=data.split,

@@ -27,6 +27,7 @@ from .candidates import Candidates, Filters, gather
 from .embed import Embedder, default_embedder, get_embedder
 from .fusion import Scored, Weights, fuse
 from .hit import Hit, HitExplanation
+from .hops import check_hops, expand
 from .logwrite import log_entry, write_for
 from .pending import budget_of, cosines_of_known, left_over, ready
 from .state import VectorIndex
@@ -56,6 +57,7 @@ def search(
     explain: bool = False,
     log: QueryLog | str | os.PathLike[str] | None = None,
     max_embed: int | None = None,
+    hops: int = 0,
 ) -> list[Hit]:
     """The ``k`` best records visible at ``at`` for ``query``, best first.
 
@@ -84,6 +86,9 @@ def search(
     the others by keyword alone (their hit's explanation says
     ``vector_pending``), and a vector-only search raises `EmbeddingPending`.
 
+    ``hops=N`` then follows the visible relation graph up to N edges from the
+    entities the query and hits mention (`retrieval.hops`, docs/graph.md).
+
     >>> from branchmem import Store, HashingEmbedder
     >>> store = Store()
     >>> _ = store.add_events([{"id": "e1"}, {"id": "e2", "parent": "e1"},
@@ -110,6 +115,7 @@ def search(
     ):
         raise InvalidInput(f"max_embed must be an integer >= 0 or None, got {show(max_embed)}")
     anchors = _anchors(at)
+    hops = check_hops(hops)
     scopes = _scope_weights(scope_weights, at, anchors)
     kinds = _kinds(kind)
     if key_prefix is not None and not isinstance(key_prefix, str):
@@ -150,6 +156,8 @@ def search(
         )
         for s in ranked
     ]
+    if hops:
+        hits = expand(engine, query, hits, gathered, anchors, namespace, hops, k, at_now, explain)
     if log is not None:
         entry = log_entry(
             namespace=namespace,

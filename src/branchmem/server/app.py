@@ -32,6 +32,7 @@ from . import models as M
 from . import service as svc
 from .auth import KeyStore, key_of
 from .errors import UnknownRoute, to_payload
+from .graph_routes import add_graph_routes
 from .limits import BodyLimit, LoopbackHosts
 from .schema import Anchor, Id, Name, Text
 from .schema import install as install_schema
@@ -89,6 +90,7 @@ def create_app(
     install_schema(app, served.limits)
     _error_handlers(app)
     _routes(app, served)
+    add_graph_routes(app, NS, served.run, _ctx)
     _inspector(app)
     if mcp:
         from .mcp_tools import mount_mcp
@@ -284,7 +286,7 @@ def _routes(app: FastAPI, served: Served) -> None:
         namespace: NSName,
         c: C,
         at: Annotated[list[Anchor] | None, Query(description="repeat for a scope chain")] = None,
-        kind: M.Kind | None = None,
+        kind: M.ReadKind | None = None,
         now: float | None = None,
         as_of: float | None = None,
         include_archived: bool = False,

@@ -113,6 +113,14 @@ def build_mcp(
         return {"hits": [h.to_dict() for h in hits]}
 
     @server.tool()
+    async def graph_neighbors(
+        ctx: Context, entity: str, at: str, hops: int = 1, namespace: str | None = None
+    ) -> dict[str, Any]:
+        """The relation graph around ``entity`` visible at ``at``: the edges and
+        entities within ``hops`` visible edges, and a shortest path to each."""
+        return await run(ctx, svc.graph, namespace, at, entity, hops)
+
+    @server.tool()
     async def memories(ctx: Context, at: str, namespace: str | None = None) -> dict[str, Any]:
         """Every memory visible at ``at`` (an event id or branch name), oldest first."""
         found = await run(ctx, svc.memories, namespace, at)

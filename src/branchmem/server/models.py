@@ -13,6 +13,7 @@ from .schema import META, Anchor, Id, Name, Query, Text
 
 Role = Literal["user", "assistant", "tool", "system", "note"]
 Kind = Literal["episodic", "semantic", "procedural", "working"]
+ReadKind = Literal["episodic", "semantic", "procedural", "working", "edge"]
 Mode = Literal["hybrid", "keyword", "vector"]
 Strategy = Literal["append", "overwrite", "keep_both"]
 Meta = dict[str, Any] | None
@@ -92,6 +93,7 @@ class SearchIn(_In):
     now: float | None = None
     as_of: float | None = None
     explain: bool = False
+    hops: int | None = Field(None, ge=0, le=8, description="follow the relation graph")
 
 
 class ExtractIn(_In):

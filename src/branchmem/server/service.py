@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from ..branch_types import AuditEntry, HeadMove, MergeResult, Snapshot
 from ..context import Context
 from ..errors import InvalidInput, UnknownBranch
+from ..graph.model import Edge
 from ..model import Branch, Event, Explanation, Memory
 from ..retrieval.embed import Embedder
 from ..retrieval.hit import Hit
@@ -243,6 +244,55 @@ def search(
     options.setdefault("embedder", ctx.embedder)
     options["max_embed"] = ctx.limits.max_embed
     return ctx.store.search(query, at=at, k=k, namespace=ns, **options)
+
+
+def add_edge(
+    ctx: Ctx,
+    namespace: str,
+    subject: str,
+    predicate: str,
+    obj: str,
+    sources: list[str],
+    **options: Any,
+) -> Edge:
+    """`Store.add_edge`, written as the principal."""
+    ns = ctx.allow(namespace, "write")
+    options = {k: v for k, v in options.items() if v is not None and v != []}
+    return ctx.store.add_edge(
+        subject, predicate, obj, sources=sources, namespace=ns, actor=ctx.who.name, **options
+    )
+
+
+def graph(
+    ctx: Ctx,
+    namespace: str,
+    at: str | list[str] | None,
+    entity: str | None,
+    hops: int = 1,
+    now: float | None = None,
+) -> dict[str, Any]:
+    """The graph visible at ``at``: around ``entity`` up to ``hops`` edges, or whole."""
+    ns = ctx.allow(namespace, "read")
+    view = ctx.store.graph(at=at, namespace=ns, now=now)
+    if entity is None:
+        d = view.to_dict()
+        d["edges"] = d["edges"][: ctx.limits.max_page]
+        return d | {"paths": []}
+    view.entity(entity)  # UnknownEntity (404) when no visible edge names it
+    reach = view.reach([entity], max_hops=hops)
+    edges = {e.id: e for p in reach.values() for e in p.edges}
+    for name in reach:
+        if len(edges) >= ctx.limits.max_page:
+            break
+        if reach[name].hops < hops:
+            edges.update((e.id, e) for e in view.neighbors(name))
+    return {
+        "at": view.at,
+        "namespace": ns,
+        "entities": [view.entity(n).to_dict() for n in sorted(reach)],
+        "edges": [e.to_dict() for e in sorted(edges.values(), key=lambda e: e.seq)],
+        "paths": [p.to_dict() for _, p in sorted(reach.items()) if p.hops],
+    }
 
 
 def touch(ctx: Ctx, namespace: str, ids: list[str], now: float | None = None) -> None:
