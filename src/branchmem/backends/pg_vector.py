@@ -87,9 +87,9 @@ class PgVectors(PgMeta):
         self.__dict__.setdefault("_pgv_tables", {})
         return ext
 
-    def vector_table(self, embedder: str, dim: int, *, create: bool = True) -> str | None:
+    def vector_table(self, embedder: str, dim: int) -> str | None:
         """The table holding ``embedder``'s ``dim``-dimensional vectors (made and
-        filled from the stored ones on first need, with ``create``), or None
+        filled from the stored ones on first need), or None
         without pgvector or for more dimensions than its index takes."""
         ext = self.pgvector()
         if ext is None or not 0 < dim <= MAX_DIM:
@@ -97,9 +97,7 @@ class PgVectors(PgMeta):
         tables: dict[tuple[str, int], str] = self.__dict__["_pgv_tables"]
         tab = tables.get((embedder, dim))
         if tab is None:
-            tab = _ensure(self._pool, ext, embedder, dim, create)
-            if tab is None:
-                return None
+            tab = _ensure(self._pool, ext, embedder, dim)
             tables[(embedder, dim)] = tab
         return tab
 
@@ -140,8 +138,9 @@ class PgVectors(PgMeta):
         """``(id, digest)`` of (about) the ``n`` vectors of ``ns`` nearest to the
         unit vector ``q`` (cosine) among records whose index position is in
         ``ranges``, from the HNSW index with an iterative scan; None without a
-        pgvector table for this embedder. Its own short read transaction."""
-        tab = self.vector_table(embedder, len(q), create=False)
+        pgvector table for this embedder (made, from the vectors stored,
+        if missing). Its own short read transaction."""
+        tab = self.vector_table(embedder, len(q))
         ext = self.pgvector()
         if tab is None or ext is None:
             return None
@@ -220,18 +219,12 @@ def _detect(pool: Any) -> Extension | None:
     return None if row is None else Extension(str(row[0]), str(row[1]))
 
 
-def _ensure(pool: Any, ext: Extension, embedder: str, dim: int, create: bool) -> str | None:
-    """The registered table of ``embedder`` and ``dim``; with ``create``, made,
-    filled from the stored vectors and indexed first if missing (one
-    transaction, under the schema's setup lock)."""
+def _ensure(pool: Any, ext: Extension, embedder: str, dim: int) -> str:
+    """The table of ``embedder`` and ``dim``, made, filled from the stored
+    vectors, indexed and registered first if missing (one transaction, under
+    the schema's setup lock)."""
     tab = table_name(embedder, dim)
     with pool.connection() as conn, conn.transaction():
-        if not create:
-            row = conn.execute(
-                "SELECT tab FROM vector_tables WHERE ns = '' AND embedder = %s AND dim = %s",
-                (embedder, dim),
-            ).fetchone()
-            return None if row is None else str(row[0])
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (SETUP_LOCK,))
         s = ext.schema
         conn.execute(
