@@ -56,7 +56,6 @@ PATH: ContextVar[str | None] = ContextVar("vector_path", default=None)
 (None elsewhere): one line for its explanation."""
 
 
-
 def source(
     engine: Engine, key: tuple[str, tuple[str, ...], str], emb: Embedder, n: int, large: bool
 ) -> Any:
