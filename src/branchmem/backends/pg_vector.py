@@ -171,6 +171,9 @@ class PgVectors(PgMeta):
         with self._pool.connection() as conn, conn.pipeline():  # one round trip
             conn.execute("BEGIN")
             conn.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(n, 1000))}")
+            # The index, whatever the estimates: with the range test in the
+            # filter, a large table was planned as a scan of every vector.
+            conn.execute("SET LOCAL enable_seqscan = off")
             if _version(ext) >= (0, 8):
                 conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
             cur = conn.execute(sql, params)
