@@ -58,7 +58,7 @@ def hnsw_always(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     however few records are visible; the paths taken are collected."""
     monkeypatch.setattr(fastfuse, "FAST_MIN", 1)
     monkeypatch.setattr(server_ann.SETTINGS, "min_visible", 1)
-    monkeypatch.setattr(ann.SETTINGS, "pool", 4)
+    monkeypatch.setattr(server_ann.SETTINGS, "pool", 4)
     monkeypatch.setattr(ann.SETTINGS, "far_share", 0)
     paths: list[str] = []
     real = server_ann._pool

@@ -9,7 +9,7 @@ whose index position lies in the anchors' ranges, with an iterative scan
 (`Settings.margin`). Of what comes back it keeps only the records that are
 among the candidates, made from the same text (matched by id and digest):
 whatever the index holds, a record the gate hides is never ranked. When
-fewer than the pool survive, it asks once more for `Settings.grow` times as
+fewer than the pool (`Settings.pool`) survive, it asks once more for `Settings.grow` times as
 many, then falls back to the exact ranking. The pool's cosines are computed
 here from the candidates' vectors, exactly, and ranked as `retrieval.ann`
 ranks its pool (keyword matches outside it get exact cosines and estimated
@@ -43,6 +43,9 @@ class Settings:
     enabled: bool = True
     min_visible: int = 20_000
     """Smaller candidate sets are ranked exactly in process."""
+    pool: int = 64
+    """Nearest neighbours ranked per query (at least 4 × k): the HNSW scan's
+    cost grows with it (``hnsw.ef_search`` follows), recall@10 did not."""
     margin: float = 1.25
     """Neighbours asked for per pool place (some may be filtered out here)."""
     grow: int = 4
@@ -100,7 +103,7 @@ def _pool(
         for seg, up in (got or {}).items():
             if rs.get(seg, -1) < up:
                 rs[seg] = up
-    want = min(n, max(ann.SETTINGS.pool, 4 * k))
+    want = min(n, max(SETTINGS.pool, 4 * k))
     limit = math.ceil(want * SETTINGS.margin) + k
     where, mems = c.positions(), c.mems
     found: list[int] = []
