@@ -995,7 +995,12 @@ class Store:
 
     def info(self) -> dict[str, Any]:
         """What the store runs on: the backend, and whether vectors are ranked by
-        the server's pgvector index (docs/scaling.md#vectors)."""
+        the server's pgvector index (docs/scaling.md#with-pgvector).
+
+        >>> from branchmem import Store
+        >>> Store().info()["vectors"]["pgvector"] is None
+        True
+        """
         return _info.info(self._engine)
 
     # ------------------------------------------------------------ audit
