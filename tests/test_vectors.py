@@ -12,7 +12,7 @@ from branchmem import HashingEmbedder, Store
 from branchmem.backends.base import VectorStore
 from branchmem.backends.memory import MemoryBackend
 from branchmem.retrieval.embed import Vector
-from pg_helpers import PG_URL, SCHEMAS
+from pg_helpers import PGV_SCHEMAS, SCHEMAS
 
 
 class Counting:
@@ -46,20 +46,21 @@ def fill(store: Store) -> None:
 def reopen(backend_name: str, tmp_path: Path) -> Iterator[Callable[[], Store]]:
     """Each call: a new `Store` object over the same stored data."""
     shared = MemoryBackend()
-    schema = SCHEMAS.take() if backend_name == "postgres" else ""
+    pool = PGV_SCHEMAS if backend_name == "pgvector" else SCHEMAS
+    schema = pool.take() if backend_name in ("postgres", "pgvector") else ""
 
     def make() -> Store:
         if backend_name == "memory":
             return Store(backend=shared)
-        if backend_name == "postgres":
+        if backend_name in ("postgres", "pgvector"):
             from branchmem.backends.postgres import PostgresBackend
 
-            return Store(backend=PostgresBackend(PG_URL, schema=schema))
+            return Store(backend=PostgresBackend(pool.url, schema=schema))
         return Store(tmp_path / "v.db")
 
     yield make
     if schema:
-        SCHEMAS.give_back([schema])
+        pool.give_back([schema])
 
 
 def ranking(store: Store, emb: Counting) -> list[tuple[str, float]]:

@@ -31,6 +31,7 @@ from .ops import audit as _audit
 from .ops import branches as _branches
 from .ops import diff as _diff
 from .ops import events as _events
+from .ops import info as _info
 from .ops import lifecycle as _lifecycle
 from .ops import merge as _merge
 from .ops import purge as _purge
@@ -995,6 +996,16 @@ class Store:
         because another connection was reading? The next write, `checkpoint`
         or ``close`` (of any store on the file) truncates it then."""
         return _purge.erasure_pending(self._engine)
+
+    def info(self) -> dict[str, Any]:
+        """What the store runs on: the backend, and whether vectors are ranked by
+        the server's pgvector index (docs/scaling.md#with-pgvector).
+
+        >>> from branchmem import Store
+        >>> Store().info()["vectors"]["pgvector"] is None
+        True
+        """
+        return _info.info(self._engine)
 
     # ------------------------------------------------------------ audit
     def audit(self, namespace: str = "default", since: float | None = None) -> list[AuditEntry]:

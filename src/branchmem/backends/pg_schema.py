@@ -94,23 +94,43 @@ COUNTERS_AND_VECTORS = [
 ]
 TABLES += ";\n" + ";\n".join(COUNTERS_AND_VECTORS)
 
+# Version 7 adds the registry of pgvector tables (`pg_vector`): one row per
+# embedder and dimension, under the empty namespace, naming the table that
+# holds those vectors as ``vector(dim)`` with an HNSW index. The tables
+# themselves are made when first needed, on a server with the extension.
+VECTOR_TABLES = [
+    """CREATE TABLE IF NOT EXISTS vector_tables (
+    ns text NOT NULL, embedder text NOT NULL, dim integer NOT NULL, tab text NOT NULL,
+    PRIMARY KEY (ns, embedder, dim)
+)"""
+]
+TABLES += ";\n" + ";\n".join(VECTOR_TABLES)
+
 # Statements that bring a store from the version before to the key's version
 # (version 3 is the first PostgreSQL schema).
 # Version 6 numbers events in arrival order (for children and siblings, in
 # `pg_tree`); the rows already stored get numbers in the order the table holds them.
 ARRIVAL = ["ALTER TABLE events ADD COLUMN IF NOT EXISTS arrival bigserial"]
-STEPS: dict[int, list[str]] = {4: COUNTERS_AND_VECTORS, 6: ARRIVAL}
+STEPS: dict[int, list[str]] = {4: COUNTERS_AND_VECTORS, 6: ARRIVAL, 7: VECTOR_TABLES}
 
 # On a distributed PostgreSQL (Citus): every table with namespaced rows is
 # distributed by ``ns``, all in one colocation group, so that each statement
 # (which names one namespace) runs on one shard; ``counters`` (one row, under
 # the empty namespace) is a copy on every node, read by every transaction;
 # ``schema_version`` stays a local table on the coordinator (docs/scaling.md).
+# ``vector_tables`` (the pgvector registry, rows under the empty namespace)
+# is a reference table too; each pgvector table it names is distributed by
+# ``ns`` beside ``vectors`` when made (`vector_citus_statement`).
 DISTRIBUTED = (
     "events", "waits", "segments", "records", "record_waits", "branches", "head_moves",
     "snapshots", "audit", "life", "vectors",
 )  # fmt: skip
-REFERENCE = ("counters",)
+REFERENCE = ("counters", "vector_tables")
+
+
+def vector_citus_statement(table: str) -> str:
+    """Distributes one pgvector table (`pg_vector`) on Citus, beside ``vectors``."""
+    return f"SELECT create_distributed_table('{table}', 'ns', colocate_with => 'vectors');"
 
 
 def citus_statements() -> list[str]:

@@ -24,10 +24,12 @@ from dataclasses import replace
 from ..model import Memory
 from .base import DuplicateIds, EventRow, NewSegment, Pos, Ranges, RecordRow
 from .pg_conn import each_key
-from .pg_meta import HAS_LIFECYCLE, PgMeta
+from .pg_meta import HAS_LIFECYCLE
+from .pg_recordlog import PgRecordLog
 from .pg_sql import IDS, columns, unnest
 from .pg_stream import CopyStream
 from .pg_tree import PgTree
+from .pg_vector import PgVectors
 from .sqlrows import (
     EVENT_COLS,
     REC_COLS,
@@ -63,10 +65,12 @@ class EventStream:
         self._copy.write(map(event_values, rows))
 
 
-class PostgresBackend(PgTree, PgMeta):
+class PostgresBackend(PgTree, PgVectors, PgRecordLog):
     """A store in one PostgreSQL database (and schema): `PgConnection`'s pool
     and transactions, the event, segment and record statements here, and the
-    rest of the `Backend` interface from `PgMeta`.
+    rest of the `Backend` interface from `PgMeta`, vectors in pgvector where
+    the server has it (`PgVectors`), records by seq for searches' kept
+    candidates (`PgRecordLog`).
 
     ``schema`` names the schema to use (created if missing); without it the
     URL's ``search_path`` decides. ``trace`` sees every statement. The pool

