@@ -173,8 +173,9 @@ def test_remote_only_errors() -> None:
 def test_remote_store_has_every_public_method_of_store() -> None:
     # the redactor is the served store's (branchmem serve --redact), not the client's;
     # so is its file's write-ahead log (the server's writes and close truncate it)
-    # graph() is a view over the engine's index; a client asks graph_neighbors() instead
-    served = {"redactor", "checkpoint", "erasure_pending", "graph"}
+    # graph() is a view over the engine's index; a client asks graph_neighbors() instead;
+    # info() describes the served store's storage (its backend, pgvector), an operator's matter
+    served = {"redactor", "checkpoint", "erasure_pending", "graph", "info"}
     public = {n for n in dir(Store) if not n.startswith("_")} - served
     assert public <= {n for n in dir(RemoteStore) if not n.startswith("_")}
 
