@@ -161,4 +161,7 @@ class StoreAPI(Protocol):
         explain: bool = False,
         log: QueryLog | str | os.PathLike[str] | None = None,
         max_embed: int | None = None,
+        min_score: float | None = None,
+        cutoff: str | None = None,
+        filter: Mapping[str, Any] | None = None,
     ) -> list[Hit]: ...

@@ -1027,8 +1027,11 @@ class Store:
         explain: bool = False,
         log: QueryLog | str | os.PathLike[str] | None = None,
         max_embed: int | None = None,
+        min_score: float | None = None,
+        cutoff: str | None = None,
+        filter: Mapping[str, Any] | None = None,
     ) -> list[Hit]:
-        """The ``k`` records visible at ``at`` that best match ``query``, best first
+        """At most ``k`` records visible at ``at`` that best match ``query``, best first
         (gate first, then rank: no search returns a record the gate hides).
 
         ``at`` is an anchor (event id or branch name) or a scope chain of them:
@@ -1054,6 +1057,12 @@ class Store:
         embeds itself (default: no cap, or the budget of a
         `BackgroundEmbedder` attached to the store); the others are ranked by
         keyword alone (`branchmem.retrieval.search` says more).
+        Each hit has a ``confidence`` in [0, 1]; hits below ``min_score`` or
+        far below the best (``cutoff``: ``"ratio"`` by default, ``"knee"``,
+        ``"off"``) are dropped, so ``k`` is a maximum (docs/retrieval.md).
+        ``filter`` takes LangGraph-style conditions, e.g. ``{"meta.topic":
+        {"$in": ["food"]}, "created_at": {"$gte": t}}`` (``$eq $ne $gt $gte
+        $lt $lte $in``), applied after the gate.
 
         Bad values raise `InvalidInput`; a keyword this method does not take
         raises ``TypeError``, as any Python call does.
@@ -1083,6 +1092,9 @@ class Store:
             explain=explain,
             log=log,
             max_embed=max_embed,
+            min_score=min_score,
+            cutoff=cutoff,
+            filter=filter,
         )
 
     # ------------------------------------------------------- extraction, context

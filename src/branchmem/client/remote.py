@@ -298,10 +298,13 @@ class RemoteStore:
         explain: bool = False,
         log: QueryLog | str | os.PathLike[str] | None = None,
         max_embed: int | None = None,
+        min_score: float | None = None,
+        cutoff: str | None = None,
+        filter: Mapping[str, Any] | None = None,
     ) -> list[Hit]:
         """`Store.search` (``mode``, ``kind``, ``key_prefix``, ``meta``, ``now``,
-        ``as_of``, ``explain``); the other options are the server's, and naming
-        one is refused. A keyword it does not take raises ``TypeError``."""
+        ``as_of``, ``explain``, ``min_score``, ``cutoff``, ``filter``); the other options are
+        the server's, and naming one is refused. A keyword it does not take raises ``TypeError``."""
         options = {o: v for o, v in locals().items() if o in retrieval.OPTIONS}  # the keywords
         return retrieval.search(self._c, namespace, query, at, k, options)
 

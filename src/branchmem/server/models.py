@@ -92,6 +92,11 @@ class SearchIn(_In):
     now: float | None = None
     as_of: float | None = None
     explain: bool = False
+    min_score: float | None = Field(None, ge=0, le=1, description="lowest confidence kept")
+    cutoff: Literal["ratio", "knee", "off"] | None = None
+    filter: dict[str, Any] | None = Field(
+        None, description='conditions, e.g. {"meta.topic": {"$in": ["food"]}}'
+    )
 
 
 class ExtractIn(_In):
@@ -209,6 +214,7 @@ class HitExplanationOut(BaseModel):
     vector_pending: bool = Field(
         False, description="no vector yet (past the search's embedding budget): keyword only"
     )
+    cutoff: str = Field("", description="why the relevance cut-off kept the hit")
 
 
 class HitOut(BaseModel):
@@ -217,6 +223,7 @@ class HitOut(BaseModel):
     via: str
     parts: dict[str, float]
     explanation: HitExplanationOut | None = None
+    confidence: float = Field(0.0, description="calibrated match in [0, 1]")
 
 
 class BranchOut(BaseModel):
