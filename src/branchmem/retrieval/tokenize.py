@@ -93,7 +93,7 @@ _BY_NAME: dict[str, Tokenizer] = {}
 
 
 def get_tokenizer(name: str | Tokenizer | None = None) -> Tokenizer:
-    """The tokenizer called ``name`` (``"bigram"``, the default, or ``"jieba"``).
+    """The tokenizer called ``name`` (``"bigram"``, the default, ``"stem"`` or ``"jieba"``).
 
     >>> get_tokenizer().name
     'bigram'
@@ -108,7 +108,11 @@ def get_tokenizer(name: str | Tokenizer | None = None) -> Tokenizer:
             tok = BigramTokenizer()
         elif name == "jieba":
             tok = JiebaTokenizer()
+        elif name == "stem":  # English words stemmed (`retrieval.stem`)
+            from .stem import StemTokenizer
+
+            tok = StemTokenizer()
         else:
-            raise InvalidInput(f"unknown tokenizer {show(name)}; use 'bigram' or 'jieba'")
+            raise InvalidInput(f"unknown tokenizer {show(name)}; use 'bigram', 'stem' or 'jieba'")
         _BY_NAME[name] = tok
     return tok
