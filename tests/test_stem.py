@@ -6,8 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from branchmem import Store
-from branchmem.retrieval.stem import stem, stem_tokens
-from branchmem.retrieval.tokenize import bigram_tokens
+from branchmem.retrieval.stem import stem
+from branchmem.retrieval.tokenize import bigram_tokens, stem_tokens
 
 
 def test_inflections_meet() -> None:

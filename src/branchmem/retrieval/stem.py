@@ -10,13 +10,11 @@ fewer, and words with digits, stay as they are. It is deliberately
 smaller than a full Porter stemmer: only inflections, no derivations, so
 it seldom merges words of different meaning.
 
-``get_tokenizer("stem")`` is the default tokenizer (`tokenize.bigram_tokens`:
-Chinese bigrams unchanged) with each letter word stemmed.
+``get_tokenizer("stem")`` (`tokenize.stem_tokens`) is the default tokenizer
+(Chinese bigrams unchanged) with each letter word stemmed.
 """
 
 from __future__ import annotations
-
-from .tokenize import bigram_tokens
 
 _VOWELS = set("aeiouy")
 _DOUBLE_OK = set("lsz")  # "fall", "pass", "buzz": a doubled l/s/z is part of the stem
@@ -52,21 +50,3 @@ def stem(word: str) -> str:
     if w.endswith("e") and len(w) > 3 and not w.endswith("ee"):
         w = w[:-1]
     return w
-
-
-def stem_tokens(text: str) -> list[str]:
-    """`bigram_tokens` with every letter word stemmed.
-
-    >>> stem_tokens("User lives in Berlin; 用户住在柏林")
-    ['user', 'liv', 'in', 'berlin', '用户', '户住', '住在', '在柏', '柏林']
-    """
-    return [stem(t) if t.isascii() else t for t in bigram_tokens(text)]
-
-
-class StemTokenizer:
-    """`stem_tokens`: Chinese bigrams, stemmed English words."""
-
-    name = "stem"
-
-    def __call__(self, text: str) -> list[str]:
-        return stem_tokens(text)

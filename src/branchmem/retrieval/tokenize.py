@@ -19,6 +19,7 @@ from typing import Protocol
 
 from ..errors import InvalidInput
 from ..validate import show
+from .stem import stem
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>(?:(?![{_CJK}])[^\W_])+)")
@@ -60,6 +61,24 @@ class BigramTokenizer:
 
     def __call__(self, text: str) -> list[str]:
         return bigram_tokens(text)
+
+
+def stem_tokens(text: str) -> list[str]:
+    """`bigram_tokens` with every letter word stemmed (`retrieval.stem`).
+
+    >>> stem_tokens("User lives in Berlin; 用户住在柏林")
+    ['user', 'liv', 'in', 'berlin', '用户', '户住', '住在', '在柏', '柏林']
+    """
+    return [stem(t) if t.isascii() else t for t in bigram_tokens(text)]
+
+
+class StemTokenizer:
+    """`stem_tokens`: Chinese bigrams, stemmed English words."""
+
+    name = "stem"
+
+    def __call__(self, text: str) -> list[str]:
+        return stem_tokens(text)
 
 
 class JiebaTokenizer:
@@ -109,8 +128,6 @@ def get_tokenizer(name: str | Tokenizer | None = None) -> Tokenizer:
         elif name == "jieba":
             tok = JiebaTokenizer()
         elif name == "stem":  # English words stemmed (`retrieval.stem`)
-            from .stem import StemTokenizer
-
             tok = StemTokenizer()
         else:
             raise InvalidInput(f"unknown tokenizer {show(name)}; use 'bigram', 'stem' or 'jieba'")
