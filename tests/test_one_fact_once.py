@@ -10,6 +10,9 @@ def test_the_same_fact_under_the_same_key_is_written_once(store: Store) -> None:
     first = store.add_memory("用户对花生过敏", sources=["e1"], key="user.allergy")
     again = store.add_memory(" 用户对花生过敏。", sources=["e2"], key="user.allergy")
     assert again == first
+    # a caller's own id is written under it (the caller will name it later)
+    assert store.add_memory("用户对花生过敏", sources=["e2"], key="user.allergy", id="x").id == "x"
+    store.retract("x", sources=["e2"])
     assert len(store.memories(at="e2")) == 1
     # extraction of the same statement adds no second record
     store.extract(at="e2")

@@ -4,8 +4,9 @@ A new keyed record whose content equals, once normalised (`same_text`), that
 of a record with the same key visible at its first source is not written;
 the visible record is returned instead. Visible at that source means visible
 wherever the new one would be (its sources are ancestors of every anchor that
-sees the new one). Records without a key, and re-adds of an id already
-stored, are written as before.
+sees the new one). Records without a key, and records given an ``id`` by
+the caller (who will name it later), are written as before; the extractor's
+writer checks its proposals the same way (`extract.writer`).
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ def visible_duplicate(
     from .reads import memories
 
     b = engine.backend
-    if id is not None and b.get_records(ns, [id]):
-        return None  # a re-add of a stored id: its own rules apply
+    if id is not None:
+        return None  # an id of the caller's: written under it (or a re-add, by its rules)
     if not b.event_positions(ns, {sources[0]}):
         return None  # the source has not arrived: nothing is visible there yet
     want = same_text(engine.redact(content))
