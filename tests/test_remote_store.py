@@ -114,7 +114,7 @@ def test_search_purge_audit(any_store: Any) -> None:
     s.add_memory("用户喜欢川菜", sources=["e2"])
     # the served store's embedder is the server's (`branchmem serve --embedder`)
     opts = {"embedder": "hashing"} if isinstance(s, Store) else {}
-    [hit, _] = s.search("花生", at="e2", k=2, **opts)
+    [hit] = s.search("花生", at="e2", k=2, **opts)  # the unrelated one is cut
     assert hit.memory == m and hit.via == "e2" and set(hit.parts) >= {"keyword", "vector"}
     s.touch([m.id], now=100.0)
     assert s.score(m.id, now=100.0) > 0

@@ -106,12 +106,14 @@ def test_scope_chain_ranks_all_hits_by_score(store: Store) -> None:
     store.add_memory("杭州 杭州 主分支的事实", sources=["main"], id="main1")
     store.add_memory("主分支的另一件事", sources=["main"], id="main2")
     store.add_memory("对话里的事", sources=["conv"], id="conv1")
-    hits = store.search("杭州", at=["conv", "main"], k=10, mode="keyword")
+    hits = store.search("杭州", at=["conv", "main"], k=10, mode="keyword", cutoff="off")
     # The best match comes first whichever anchor sees it; via is the first that does.
     assert [(h.memory.id, h.via) for h in hits] == [("main1", "main"), ("shared", "conv")]
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     # a scope weight can still prefer the conversation
-    pref = store.search("杭州", at=["conv", "main"], k=10, mode="keyword", scope_weights=[1, 0.1])
+    pref = store.search(
+        "杭州", at=["conv", "main"], k=10, mode="keyword", scope_weights=[1, 0.1], cutoff="off"
+    )
     assert [h.memory.id for h in pref] == ["shared", "main1"]
     assert pref[1].score == pytest.approx(hits[0].score * 0.1)
     # a repeated anchor is read once
@@ -125,8 +127,13 @@ def test_scope_chain_puts_the_exact_match_first(store: Store) -> None:
     )
     store.add_memory("用户对花生过敏", sources=["u"], id="allergy")
     store.add_memory("用户今天想吃火锅", sources=["chat"], id="hotpot")
-    hits = store.search("花生过敏", at=["chat", "u"], k=2, embedder="hashing")
+    hits = store.search("花生过敏", at=["chat", "u"], k=2, embedder="hashing", cutoff="off")
     assert [(h.memory.id, h.via) for h in hits] == [("allergy", "u"), ("hotpot", "chat")]
+    # the cut-off (on by default) drops the unrelated one
+    cut = store.search("花生过敏", at=["chat", "u"], k=2, embedder="hashing")
+    assert [h.memory.id for h in cut] == ["allergy"] and [h.memory.id for h in cut.cut] == [
+        "hotpot"
+    ]
 
 
 @pytest.mark.parametrize("bad", [[1.0], [1.0, 0.0], [1.0, -1], "ab", [1.0, True]])

@@ -49,7 +49,7 @@ def check_search(store: Store, hist: History, embedder: Embedder, data: st.DataO
         query = data.draw(st.sampled_from([*WORDS, "杭州 花生", "python 预算", "没有的词"]))
         mode = data.draw(st.sampled_from(["hybrid", "keyword", "vector"]))
         k = data.draw(st.integers(1, 20))
-        hits = store.search(query, at=chain, k=k, mode=mode, embedder=embedder)
+        hits = store.search(query, at=chain, k=k, mode=mode, embedder=embedder, cutoff="off")
         assert len(hits) <= k
         assert len({h.memory.id for h in hits}) == len(hits)
         for h in hits:
@@ -62,7 +62,7 @@ def check_search(store: Store, hist: History, embedder: Embedder, data: st.DataO
         assert scores == sorted(scores, reverse=True), "the whole chain ranked by score"
         if mode == "hybrid":
             visible = {m.id for a in chain for m in store.memories(at=a)}
-            deep = store.search(query, at=chain, k=1000, embedder=embedder)
+            deep = store.search(query, at=chain, k=1000, embedder=embedder, cutoff="off")
             assert {h.memory.id for h in deep} == visible
             # The candidates are the scope chain's read: each under the same anchor.
             chained = {(m.id, m.via) for m in store.memories(at=chain)}

@@ -71,7 +71,7 @@ def check(store: Store, hist: History, data: st.DataObject) -> None:
         | st.lists(st.sampled_from([0.5, 1.0, 2.0]), min_size=len(chain), max_size=len(chain))
     )
     hits = store.search(
-        query, at=chain, k=k, mode=mode, embedder=EMB, now=NOW, scope_weights=scopes
+        query, at=chain, k=k, mode=mode, embedder=EMB, now=NOW, scope_weights=scopes, cutoff="off"
     )
     assert [(h.memory.id, h.score, h.via) for h in hits] == brute(
         store, query, chain, mode, k, scopes
@@ -81,7 +81,7 @@ def check(store: Store, hist: History, data: st.DataObject) -> None:
     # The first or the last event alone, searched again and again between writes:
     # its kept candidates are extended rather than read (`candidates.extend`).
     anchor = data.draw(st.sampled_from([events[0], events[-1]]))
-    hits = store.search(query, at=anchor, k=k, mode=mode, embedder=EMB, now=NOW)
+    hits = store.search(query, at=anchor, k=k, mode=mode, embedder=EMB, now=NOW, cutoff="off")
     assert [(h.memory.id, h.score, h.via) for h in hits] == brute(
         store, query, [anchor], mode, k, None
     )

@@ -167,4 +167,7 @@ class StoreAPI(Protocol):
         log: QueryLog | str | os.PathLike[str] | None = None,
         max_embed: int | None = None,
         hops: int = 0,
+        min_score: float | None = None,
+        cutoff: str | None = None,
+        filter: Mapping[str, Any] | None = None,
     ) -> list[Hit]: ...

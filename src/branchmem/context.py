@@ -161,4 +161,9 @@ def build_context(
         memories = [h.memory for h in hits if h.memory.target is None]
     else:
         memories = sorted(visible, key=lambda m: (-m.importance, -m.seq))[:limit]
-    return Context(key, messages, memories, query)
+    from .ops.dedup import same_text
+
+    once: dict[str, Memory] = {}
+    for m in memories:  # the same text is listed once (the first, best ranked)
+        once.setdefault(same_text(m.content), m)
+    return Context(key, messages, list(once.values()), query)

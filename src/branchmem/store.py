@@ -1075,8 +1075,11 @@ class Store:
         log: QueryLog | str | os.PathLike[str] | None = None,
         max_embed: int | None = None,
         hops: int = 0,
+        min_score: float | None = None,
+        cutoff: str | None = None,
+        filter: Mapping[str, Any] | None = None,
     ) -> list[Hit]:
-        """The ``k`` records visible at ``at`` that best match ``query``, best first
+        """At most ``k`` records visible at ``at`` that best match ``query``, best first
         (gate first, then rank: no search returns a record the gate hides).
 
         ``at`` is an anchor (event id or branch name) or a scope chain of them:
@@ -1103,6 +1106,12 @@ class Store:
         `BackgroundEmbedder` attached to the store); the others are ranked by
         keyword alone (`branchmem.retrieval.search` says more). ``hops=N`` adds
         what N visible edges of the relation graph reach (docs/graph.md).
+        Each hit has a ``confidence`` in [0, 1]; hits below ``min_score`` or
+        far below the best (``cutoff``: ``"ratio"`` by default, ``"knee"``,
+        ``"off"``) are dropped, so ``k`` is a maximum (docs/retrieval.md).
+        ``filter`` takes LangGraph-style conditions, e.g. ``{"meta.topic":
+        {"$in": ["food"]}, "created_at": {"$gte": t}}`` (``$eq $ne $gt $gte
+        $lt $lte $in``), applied after the gate.
 
         Bad values raise `InvalidInput`; a keyword this method does not take
         raises ``TypeError``, as any Python call does.
@@ -1133,6 +1142,9 @@ class Store:
             log=log,
             max_embed=max_embed,
             hops=hops,
+            min_score=min_score,
+            cutoff=cutoff,
+            filter=filter,
         )
 
     # ------------------------------------------------------- extraction, context

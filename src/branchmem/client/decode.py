@@ -34,8 +34,10 @@ def hit(d: Mapping[str, Any]) -> Hit:
             e["vector_rank"],
             e["relevance"],
             bool(e.get("vector_pending", False)),
+            str(e.get("cutoff", "")),
         )
-    return Hit(Memory.from_dict(d["memory"]), d["score"], d["via"], dict(d["parts"]), why)
+    conf = float(d.get("confidence", 0.0))
+    return Hit(Memory.from_dict(d["memory"]), d["score"], d["via"], dict(d["parts"]), why, conf)
 
 
 def merge_result(d: Mapping[str, Any]) -> MergeResult:

@@ -1,4 +1,5 @@
-"""`RemoteStore`'s relation-graph methods: ``POST .../edges``, ``GET .../graph``."""
+"""`RemoteStore`'s relation-graph methods: ``POST .../edges``, ``GET .../graph``,
+written as functions of the store object and bound in its class body."""
 
 from __future__ import annotations
 
@@ -6,52 +7,54 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..graph.model import Edge
-from .connection import Connection
+from .tree import Remote
 
 
-class GraphMethods:
-    """Mixed into `RemoteStore`."""
+def add_edge(
+    self: Remote,
+    subject: str,
+    predicate: str,
+    object: str,
+    *,
+    sources: Sequence[str],
+    **options: Any,
+) -> Edge:
+    """`Store.add_edge` (``namespace`` and the same options; ``actor`` is the key's)."""
+    ns = options.pop("namespace", None)
+    options.pop("actor", None)
+    body: dict[str, Any] = {"subject": subject, "predicate": predicate, "object": object}
+    body |= {"sources": list(sources), **options}
+    if "replaces" in body:
+        body["replaces"] = list(body["replaces"])
+    d = self._c.send("POST", ns, "edges", json=body)
+    return Edge(
+        id=d["id"],
+        subject=d["subject"],
+        predicate=d["predicate"],
+        object=d["object"],
+        sources=tuple(d["sources"]),
+        attrs=d.get("attrs"),
+        importance=d.get("importance", 0.5),
+        valid_from=d.get("valid_from"),
+        valid_to=d.get("valid_to"),
+    )
 
-    _c: Connection
 
-    def add_edge(
-        self, subject: str, predicate: str, object: str, *, sources: Sequence[str], **options: Any
-    ) -> Edge:
-        """`Store.add_edge` (``namespace`` and the same options; ``actor`` is the key's)."""
-        ns = options.pop("namespace", None)
-        options.pop("actor", None)
-        body: dict[str, Any] = {"subject": subject, "predicate": predicate, "object": object}
-        body |= {"sources": list(sources), **options}
-        if "replaces" in body:
-            body["replaces"] = list(body["replaces"])
-        d = self._c.send("POST", ns, "edges", json=body)
-        return Edge(
-            id=d["id"],
-            subject=d["subject"],
-            predicate=d["predicate"],
-            object=d["object"],
-            sources=tuple(d["sources"]),
-            attrs=d.get("attrs"),
-            importance=d.get("importance", 0.5),
-            valid_from=d.get("valid_from"),
-            valid_to=d.get("valid_to"),
-        )
-
-    def graph_neighbors(
-        self,
-        entity: str | None,
-        *,
-        at: str | Sequence[str] | None,
-        hops: int = 1,
-        namespace: str | None = None,
-        now: float | None = None,
-    ) -> dict[str, Any]:
-        """The served ``GET .../graph``: around ``entity`` up to ``hops`` visible
-        edges (or, with ``entity=None``, the whole visible graph), as a dict of
-        ``entities``, ``edges`` and ``paths`` (`GraphView.to_dict`'s shape)."""
-        if at is None:
-            return {"at": None, "namespace": namespace, "entities": [], "edges": [], "paths": []}
-        params: dict[str, Any] = {"at": [at] if isinstance(at, str) else list(at), "entity": entity}
-        params |= {"hops": hops, "now": now}
-        out: dict[str, Any] = self._c.send("GET", namespace, "graph", params=params)
-        return out
+def graph_neighbors(
+    self: Remote,
+    entity: str | None,
+    *,
+    at: str | Sequence[str] | None,
+    hops: int = 1,
+    namespace: str | None = None,
+    now: float | None = None,
+) -> dict[str, Any]:
+    """The served ``GET .../graph``: around ``entity`` up to ``hops`` visible
+    edges (or, with ``entity=None``, the whole visible graph), as a dict of
+    ``entities``, ``edges`` and ``paths`` (`GraphView.to_dict`'s shape)."""
+    if at is None:
+        return {"at": None, "namespace": namespace, "entities": [], "edges": [], "paths": []}
+    params: dict[str, Any] = {"at": [at] if isinstance(at, str) else list(at), "entity": entity}
+    params |= {"hops": hops, "now": now}
+    out: dict[str, Any] = self._c.send("GET", namespace, "graph", params=params)
+    return out

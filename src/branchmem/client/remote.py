@@ -19,12 +19,11 @@ from ..retrieval.hit import Hit
 from ..retrieval.tokenize import Tokenizer
 from ..searchlog import QueryLog
 from ..validate import MAX_MESSAGE_BYTES
-from . import admin, branches, records, retrieval, tree
+from . import admin, branches, graph, records, retrieval, tree
 from .connection import Connection
-from .graph import GraphMethods  # add_edge, graph_neighbors
 
 
-class RemoteStore(GraphMethods):
+class RemoteStore:
     """A served store, with `Store`'s methods.
 
     ``transport`` is any httpx transport: here `httpx.MockTransport` stands in
@@ -97,7 +96,6 @@ class RemoteStore(GraphMethods):
         self.close()
 
     # -- events and records (records.py)
-
     def add_event(
         self,
         id: str,
@@ -131,6 +129,7 @@ class RemoteStore(GraphMethods):
         return records.add_events(self._c, events)
 
     children, siblings, versions, diff = tree.children, tree.siblings, tree.versions, tree.diff
+    add_edge, graph_neighbors = graph.add_edge, graph.graph_neighbors
 
     def get_event(self, event_id: str, namespace: str | None = None) -> Event:
         """`Store.get_event`."""
@@ -278,7 +277,6 @@ class RemoteStore(GraphMethods):
         return records.explain(self._c, namespace, memory_id, at, now)
 
     # -- search, context, extraction, lifecycle (retrieval.py)
-
     def search(
         self,
         query: str,
@@ -299,9 +297,13 @@ class RemoteStore(GraphMethods):
         explain: bool = False,
         log: QueryLog | str | os.PathLike[str] | None = None,
         max_embed: int | None = None,
+        min_score: float | None = None,
+        cutoff: str | None = None,
+        filter: Mapping[str, Any] | None = None,
         hops: int = 0,
     ) -> list[Hit]:
-        """`Store.search` (its served options; naming one of the server's is refused)."""
+        """`Store.search`; naming an option the server sets (`retrieval.SERVER_CHOSEN`,
+        `retrieval.NOT_SERVED`) is refused, an unknown keyword raises ``TypeError``."""
         options = {o: v for o, v in locals().items() if o in retrieval.OPTIONS}  # the keywords
         return retrieval.search(self._c, namespace, query, at, k, options)
 
@@ -376,7 +378,6 @@ class RemoteStore(GraphMethods):
         )
 
     # -- branches, snapshots, merges, conflicts (branches.py)
-
     def create_branch(
         self, name: str, *, at: str, namespace: str | None = None, actor: str | None = None
     ) -> Branch:
@@ -482,7 +483,6 @@ class RemoteStore(GraphMethods):
         return branches.prune_branches(self._c, namespace, prefix, older_than, now)
 
     # -- erasure and the audit log (admin.py)
-
     def purge(
         self,
         *,

@@ -22,8 +22,9 @@ SERVER_CHOSEN = ("embedder", "tokenizer", "weights", "log", "max_embed")
 """Search options the server sets once (``branchmem serve``), never a caller."""
 NOT_SERVED = ("scope_weights",)
 """Search options the HTTP API does not take."""
-_SERVED = ("mode", "kind", "key_prefix", "meta", "now", "as_of", "explain", "hops")
-OPTIONS = frozenset((*_SERVED, *SERVER_CHOSEN, *NOT_SERVED))
+SERVED: tuple[str, ...] = ("mode", "kind", "key_prefix", "meta", "now", "as_of", "explain")
+SERVED += ("min_score", "cutoff", "filter", "hops")
+OPTIONS = frozenset((*SERVED, *SERVER_CHOSEN, *NOT_SERVED))
 """`RemoteStore.search`'s keywords after ``namespace`` (and `RemoteStore.context`'s)."""
 
 

@@ -18,6 +18,7 @@ are `ExtractionError` too, and nothing is written.
 
 from __future__ import annotations
 
+import http.client
 import json
 import socket
 import urllib.error
@@ -28,6 +29,28 @@ from ..errors import ExtractionError, InvalidInput
 from ..model import Event, Memory
 from .proposal import ADD, EDGE, OPS, Proposal
 from .rules import language
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "memories": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "op": {"type": "string", "enum": ["add", "update", "delete"]},
+                    "content": {"type": "string"},
+                    "key": {"type": ["string", "null"]},
+                    "target": {"type": ["string", "null"]},
+                    "sources": {"type": "array", "items": {"type": "string"}},
+                },
+                "required": ["op", "content", "key", "target", "sources"],
+            },
+        }
+    },
+    "required": ["memories"],
+}
+"""The reply's JSON schema, sent as ``response_format`` (json_schema)."""
 
 INSTRUCTIONS = {
     "en": (
@@ -103,6 +126,7 @@ class LLMExtractor:
         self.language = language
         self.roles = roles
         self.edges = edges
+        self.formats: tuple[str, ...] = ("json_schema", "json_object")  # until refused
 
     def messages(self, window: list[Event], visible: list[Memory]) -> list[dict[str, str]]:
         """The chat messages sent for this window (for inspection and tests)."""
@@ -144,9 +168,37 @@ class LLMExtractor:
                 ) from None
 
     def _call(self, messages: list[dict[str, str]]) -> str:
-        body = json.dumps(
-            {"model": self.model, "messages": messages, "temperature": 0}, ensure_ascii=False
-        ).encode("utf-8")
+        """One completion, asking for structured output (`SCHEMA`): as
+        ``json_schema`` (OpenAI, vLLM, Ollama), then as ``json_object`` with the
+        schema (llama.cpp's server), then plain JSON, each form dropped for good
+        once this server refuses it (an HTTP error naming ``response_format``
+        or ``json_schema``)."""
+        while self.formats:
+            try:
+                return self._post(messages, self.formats[0])
+            except ExtractionError as exc:
+                msg = exc.args[0]
+                named = "response_format" in msg or "json_schema" in msg
+                if not ("answered HTTP" in msg and named):
+                    raise
+                self.formats = self.formats[1:]
+        return self._post(messages, None)
+
+    @property
+    def structured(self) -> bool:
+        """Does this server still take a structured-output form?"""
+        return bool(self.formats)
+
+    def _post(self, messages: list[dict[str, str]], form: str | None) -> str:
+        payload: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": 0}
+        if form == "json_schema":
+            payload["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "memories", "schema": SCHEMA, "strict": True},
+            }
+        elif form == "json_object":
+            payload["response_format"] = {"type": "json_object", "schema": SCHEMA}
+        body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
@@ -174,6 +226,11 @@ class LLMExtractor:
                 ) from exc
             raise ExtractionError(
                 f"could not reach the model endpoint {self.url}: {exc.reason}"
+            ) from exc
+        except (http.client.HTTPException, OSError) as exc:  # e.g. the server died mid-reply
+            raise ExtractionError(
+                f"the model endpoint {self.url} broke off the reply ({exc!r}); "
+                "check that the server is up"
             ) from exc
         try:
             content = json.loads(raw)["choices"][0]["message"]["content"]

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ExtractionError, InvalidInput, UnknownMemory
 from ..model import KINDS, Memory
+from ..ops.dedup import same_text
 from ..validate import check_id, check_importance, check_int, check_meta, check_namespace
 from .proposal import (
     ADD,
@@ -183,6 +184,15 @@ def _problem(p: Proposal, on_path: set[str]) -> str | None:
     return None
 
 
+def _repeats(store: StoreAPI, ns: str, p: Proposal) -> bool:
+    """Is the proposal's text visible under its key at its first source already?"""
+    if p.key is None or not p.sources:
+        return False
+    want = same_text(p.content)
+    seen = store.memories(at=p.sources[0], namespace=ns)
+    return any(m.key == p.key and m.target is None and same_text(m.content) == want for m in seen)
+
+
 def _as_memory(rid: str, p: Proposal, old: Memory | None) -> Memory:
     return Memory(
         rid,
@@ -241,6 +251,9 @@ def _write(
             continue
         except UnknownMemory:
             pass
+        if p.op == ADD and _repeats(store, ns, p):
+            already += 1  # one fact once: the same text is visible under the key already
+            continue
         if p.op == ADD:
             fields: dict[str, Any] = {"kind": p.kind or "semantic", "key": p.key, "meta": p.meta}
             if p.importance is not None:

@@ -33,6 +33,7 @@ from ..validate import (
     show,
 )
 from .audit import log
+from .dedup import visible_duplicate
 
 SUPERSEDE_FIELDS = frozenset(
     {"kind", "key", "importance", "meta", "id", "expires_at", "valid_from", "valid_to"}
@@ -56,6 +57,14 @@ def add_memory(
     actor: str | None,
 ) -> Memory:
     """`Store.add_memory`: a batch of one."""
+    if (
+        isinstance(content, str)
+        and isinstance(namespace, str)
+        and isinstance(sources, (list, tuple))
+    ):
+        dup = visible_duplicate(engine, namespace, content, key, list(sources), id)
+        if dup is not None:
+            return dup  # one fact once (`ops.dedup`)
     item = {
         "content": content,
         "sources": sources,

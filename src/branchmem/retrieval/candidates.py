@@ -37,6 +37,7 @@ from ..lineage import row_in_ranges
 from ..model import EDGE, Memory
 from ..ops.scope import read_groups
 from ..ops.times import narrow
+from .filters import Condition, holds
 from .vectors import numpy_or_none
 
 MAX_KEPT = 4
@@ -160,6 +161,7 @@ class Filters(NamedTuple):
     kinds: list[str] | None = None
     key_prefix: str | None = None
     meta: Mapping[str, Any] | None = None
+    where: tuple[Condition, ...] | None = None  # ``search(filter=)``, checked (`filters`)
 
 
 NO_FILTERS = Filters()
@@ -261,12 +263,14 @@ def _read(
 
 def keep(m: Memory, f: Filters, as_of: float | None) -> bool:
     """Does ``m`` pass the search's filters?"""
-    kinds, key_prefix, meta = f
+    kinds, key_prefix, meta, where = f
     if kinds is not None and m.kind not in kinds:
         return False
     if key_prefix is not None and (m.key is None or not m.key.startswith(key_prefix)):
         return False
     if as_of is not None and m.created_at > as_of:
+        return False
+    if where and not holds(m, where):
         return False
     if meta:
         have = m.meta or {}

@@ -165,6 +165,7 @@ def recall(
             tokenizer=tokenizer,
             weights=weights,
             now=now,
+            cutoff="off",  # ranking figures; the cut-off is measured by the scenario sets
         )
         first = next(
             (r for r, h in enumerate(hits, 1) if q.relevant(h.memory.id, h.memory.content)), None

@@ -23,9 +23,12 @@ class HitExplanation:
     vector_pending: bool = False
     path: str | None = None
     """For a hit reached along the relation graph (``search(..., hops=N)``): the path."""
+    cutoff: str = ""
+    """Why the cut-off kept or cut the hit (`retrieval.cutoff`)."""
 
     def __str__(self) -> str:
-        return f"{self.visibility.reason}\n{self.scoring}"
+        tail = f"\n{self.cutoff}" if self.cutoff else ""
+        return f"{self.visibility.reason}\n{self.scoring}{tail}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -35,6 +38,7 @@ class HitExplanation:
             "vector_rank": self.vector_rank,
             "relevance": self.relevance,
             "vector_pending": self.vector_pending,
+            "cutoff": self.cutoff,
         } | ({"path": self.path} if self.path is not None else {})
 
 
@@ -47,7 +51,9 @@ class Hit:
     ``keyword`` (BM25 over the gated candidates, 0 when no term matches),
     ``vector`` (cosine, only its rank is used), ``importance`` and
     ``recency`` (both in [0, 1]). ``explanation`` is filled by
-    ``search(..., explain=True)``.
+    ``search(..., explain=True)``. ``confidence`` (in [0, 1]) is how well
+    the record matches in absolute terms, what ``min_score`` and the
+    cut-off compare (`retrieval.cutoff`); ``score`` orders the hits.
     """
 
     memory: Memory
@@ -55,6 +61,7 @@ class Hit:
     via: str
     parts: dict[str, float] = field(default_factory=dict)
     explanation: HitExplanation | None = None
+    confidence: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly dict."""
@@ -63,7 +70,19 @@ class Hit:
             "score": self.score,
             "via": self.via,
             "parts": dict(self.parts),
+            "confidence": self.confidence,
         }
         if self.explanation is not None:
             d["explanation"] = self.explanation.to_dict()
         return d
+
+
+class Hits(list[Hit]):
+    """A search's hits, best first; ``cut`` holds the hits the cut-off dropped
+    (with ``explain=True``, each explanation's ``cutoff`` says why)."""
+
+    cut: list[Hit]
+
+    def __init__(self, kept: list[Hit] = (), cut: list[Hit] = ()) -> None:  # type: ignore[assignment]
+        super().__init__(kept)
+        self.cut = list(cut)

@@ -58,21 +58,26 @@ def expand(
         return hits
     view = graph(engine, at=anchors[0] if len(anchors) == 1 else anchors, namespace=ns, now=now)
     top = hits[0].score if hits else 1.0
-    seeds: dict[str, tuple[float, str]] = {}  # entity -> (score, what mentioned it)
+    top_conf = hits[0].confidence if hits else 1.0
+    # entity -> (score, what mentioned it, its confidence)
+    seeds: dict[str, tuple[float, str, float]] = {}
     for name in view.mentioned(query):
-        seeds[name] = (top, "the query")
+        seeds[name] = (top, "the query", top_conf)
     for h in hits:
         for name in view.mentioned(h.memory.content):
             if name not in seeds or seeds[name][0] < h.score:
-                seeds[name] = (h.score, f"hit {h.memory.id}")
+                seeds[name] = (h.score, f"hit {h.memory.id}", h.confidence)
     if not seeds:
         return hits
-    reached: dict[str, tuple[float, Path, str]] = {}  # entity -> best (score, path, seed)
-    for name, (score, why) in sorted(seeds.items(), key=lambda x: -x[1][0]):
+    # entity -> best (score, path, seed); a reached record takes its seed's confidence
+    reached: dict[str, tuple[float, Path, str]] = {}
+    conf_of: dict[str, float] = {}
+    for name, (score, why, conf) in sorted(seeds.items(), key=lambda x: -x[1][0]):
         for far, path in view.reach([name], max_hops=hops, max_edges=MAX_WALK).items():
             s = score * DECAY**path.hops
             if path.hops and (far not in reached or reached[far][0] < s):
                 reached[far] = (s, path, why)
+                conf_of[why] = conf
     if not reached:
         return hits
     have = {h.memory.id: h.score for h in hits}
@@ -95,7 +100,17 @@ def expand(
             if i is not None:
                 offer(view.record(e.id), i, s, path, why)
     extra = [
-        _hit(engine, ns, anchors[via], m, s, path, why, explain)
+        _hit(
+            engine,
+            ns,
+            anchors[via],
+            m,
+            s,
+            path,
+            why,
+            explain,
+            conf_of.get(why, 0.0) * DECAY**path.hops,
+        )
         for s, path, why, m, via in found.values()
     ]
     out = [h for h in hits if h.memory.id not in found] + extra
@@ -112,6 +127,7 @@ def _hit(
     path: Path,
     why: str,
     explain: bool,
+    confidence: float,
 ) -> Hit:
     parts = {"graph": score, "hops": float(path.hops)}
     expl = None
@@ -122,4 +138,4 @@ def _hit(
             f"(reached along the graph: {path})",
             path=str(path),
         )
-    return Hit(m, score, via, parts, expl)
+    return Hit(m, score, via, parts, expl, min(1.0, confidence))

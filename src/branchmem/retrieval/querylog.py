@@ -145,6 +145,9 @@ def replay(store: Engine | SupportsEngine, log: QueryLog | str | os.PathLike[str
                 meta=filters.get("meta"),
                 now=e.get("now"),
                 as_of=e.get("as_of"),
+                filter=filters.get("filter"),
+                min_score=e.get("min_score"),
+                cutoff=e.get("cutoff", "off"),  # a log from before the cut-off: none
             )
             old = [(h["id"], h["via"], float(h["score"])) for h in e["hits"]]
         except (KeyError, TypeError, ValueError) as exc:

@@ -22,11 +22,13 @@ from ..ops.reads import explain as explain_at
 from ..searchlog import QueryLog
 from ..validate import check_anchors, check_int, check_json, check_time, check_utf8, show
 from . import ann, fastfuse, server_ann
+from . import cutoff as cutoff_mod
+from . import filters as filters_mod
 from .cache import cache_for
 from .candidates import Candidates, Filters, gather
 from .embed import Embedder, default_embedder, get_embedder
 from .fusion import Scored, Weights, fuse
-from .hit import Hit, HitExplanation
+from .hit import Hit, HitExplanation, Hits
 from .hops import check_hops, expand
 from .logwrite import log_entry, write_for
 from .pending import budget_of, cosines_of_known, left_over, ready
@@ -58,8 +60,11 @@ def search(
     log: QueryLog | str | os.PathLike[str] | None = None,
     max_embed: int | None = None,
     hops: int = 0,
+    min_score: float | None = None,
+    cutoff: str | None = None,
+    filter: Mapping[str, Any] | None = None,
 ) -> list[Hit]:
-    """The ``k`` best records visible at ``at`` for ``query``, best first.
+    """At most ``k`` of the best records visible at ``at`` for ``query``, best first.
 
     ``at`` is an anchor (event id or branch name) or a scope chain of them:
     the records visible at any anchor of the chain are ranked together, by
@@ -73,6 +78,9 @@ def search(
     or ``"vector"``. ``embedder`` defaults to `default_embedder()`;
     ``tokenizer`` to ``"bigram"``. Filters (``kind``, ``key_prefix``,
     ``meta`` equality, ``as_of``: created at or before) apply after the gate.
+    ``filter`` holds conditions on record fields as LangGraph's store writes
+    them (``{"meta.topic": {"$in": [...]}, "created_at": {"$gte": t}}``,
+    `retrieval.filters`), also after the gate and before ranking.
     ``now`` (default: the clock) sets recency. ``explain=True`` attaches why
     each hit is visible and how its score was made. ``log`` appends the
     search to a JSONL query log (see `replay`); on a store with a redactor, a
@@ -87,7 +95,12 @@ def search(
     ``vector_pending``), and a vector-only search raises `EmbeddingPending`.
 
     ``hops=N`` then follows the visible relation graph up to N edges from the
-    entities the query and hits mention (`retrieval.hops`, docs/graph.md).
+    entities the kept hits and the query mention (`retrieval.hops`, docs/graph.md).
+
+    Each hit carries a ``confidence`` in [0, 1] (`retrieval.cutoff`); hits
+    below ``min_score`` (default 0) or far below the best one (``cutoff``:
+    ``"ratio"``, the default, ``"knee"``, or ``"off"``) are dropped, so
+    ``k`` is a maximum. The returned list's ``cut`` holds the dropped hits.
 
     >>> from branchmem import Store, HashingEmbedder
     >>> store = Store()
@@ -126,28 +139,50 @@ def search(
         check_json(dict(meta), "the meta filter")
         if engine.redactor is not None:
             meta = engine.redact_value(dict(meta))  # compared with meta as stored: redacted
+    where = filters_mod.check(filter)
+    if where is not None and engine.redactor is not None:
+        where = tuple((f, op, _redacted(engine, x)) for f, op, x in where)
     w = weights if weights is not None else Weights()
     if not isinstance(w, Weights):
         raise InvalidInput("weights must be a branchmem.Weights")
+    floor_score, rule = cutoff_mod.check_min_score(min_score), cutoff_mod.check_rule(cutoff)
     at_now, at_time = check_time(now, "now"), check_time(as_of, "as_of")
     t_now = started if at_now is None else at_now
     emb = _embedder(embedder) if mode != "keyword" else None
     tok = get_tokenizer(tokenizer) if mode != "vector" else None
 
     epoch = cache_for(engine).epoch  # noted before reading: see RankCache.epoch
-    filters = Filters(kinds, key_prefix, meta)
+    filters = Filters(kinds, key_prefix, meta, where)
     gathered = gather(engine, anchors, namespace, at_now, at_time, filters)
     cands, via = gathered.mems, gathered.via
     # The candidate set's identity: which anchors, filtered how (keys a kept state).
-    key = (namespace, tuple(anchors), repr((kinds, key_prefix, meta, as_of)))
+    key = (namespace, tuple(anchors), repr((kinds, key_prefix, meta, as_of, where)))
     server_ann.PATH.set(None)
+    stats: dict[str, float] = {}
     ranked, pending = rank(
-        engine, key, query, gathered, tok, emb, w, t_now, k, scopes, epoch, max_embed
+        engine, key, query, gathered, tok, emb, w, t_now, k, scopes, epoch, max_embed, stats
     )
     path = server_ann.PATH.get() if explain else None
     pos = {id(m): n for n, m in enumerate(cands)} if len(anchors) > 1 else {}
-    hits = [
-        _hit(
+    confs = [
+        cutoff_mod.confidence(
+            s, w, stats.get("ceiling"), stats.get("floor"), s.memory.id in pending
+        )
+        for s in ranked
+    ]
+    limit = cutoff_mod.threshold(confs, rule, floor_score)
+    top = max(confs, default=0.0)
+    kept: list[Hit] = []
+    dropped: list[Hit] = []
+    for s, conf in zip(ranked, confs, strict=True):
+        keep = conf >= limit and (conf > 0 or floor_score == 0)
+        why = (
+            f"kept: confidence {conf:.3f} >= {limit:.3f} "
+            f"({rule} cut-off, min_score {floor_score:g})"
+            if keep
+            else cutoff_mod.why_cut(conf, limit, rule, floor_score, top)
+        )
+        h = _hit(
             engine,
             s,
             anchors[via[pos[id(s.memory)]] if pos else 0],
@@ -156,11 +191,13 @@ def search(
             w,
             s.memory.id in pending,
             path,
+            conf,
+            why,
         )
-        for s in ranked
-    ]
+        (kept if keep else dropped).append(h)
     if hops:
-        hits = expand(engine, query, hits, gathered, anchors, namespace, hops, k, at_now, explain)
+        kept = expand(engine, query, kept, gathered, anchors, namespace, hops, k, at_now, explain)
+    hits = Hits(kept, dropped)
     if log is not None:
         entry = log_entry(
             namespace=namespace,
@@ -172,9 +209,16 @@ def search(
             tokenizer=tok.name if tok is not None else None,
             weights=w.to_dict(),
             scope_weights=scopes,
-            filters={"kind": kinds, "key_prefix": key_prefix, "meta": dict(meta or {}) or None},
+            filters={
+                "kind": kinds,
+                "key_prefix": key_prefix,
+                "meta": dict(meta or {}) or None,
+                **({"filter": dict(filter)} if filter else {}),
+            },
             now=t_now,
             as_of=as_of,
+            min_score=floor_score,
+            cutoff=rule,
             hits=hits,
             elapsed=time.time() - started,
         )
@@ -196,6 +240,7 @@ def rank(
     scopes: list[float] | None,
     epoch: int | None = None,
     max_embed: int | None = None,
+    stats: dict[str, float] | None = None,
 ) -> tuple[list[Scored], frozenset[str]]:
     """The ``k`` best of the candidates (already gated and filtered), fused, and
     the ids of the candidates ranked without a vector (see `retrieval.pending`).
@@ -205,6 +250,8 @@ def rank(
     time. ``scopes`` weighs each candidate by its anchor (`Candidates.via`).
     Large sets are fused with numpy (`retrieval.fastfuse`, the same result),
     and their vector side may come from the approximate index (`retrieval.ann`).
+    ``stats``, when given, receives the keyword ceiling and the cosine floor
+    of the candidates (`retrieval.cutoff`).
     """
     c = gathered if isinstance(gathered, Candidates) else Candidates(gathered, [0] * len(gathered))
     cands = c.mems
@@ -224,6 +271,13 @@ def rank(
             lambda ms: cache.term_stats(tok, ms, epoch),
             (lambda st: st.matches(terms)) if large else (lambda st: st.scores(terms)),
         )
+        if stats is not None:
+            stats["ceiling"] = cache.states.with_keywords(
+                (key, tok.name),
+                cands,
+                lambda ms: cache.term_stats(tok, ms, epoch),
+                lambda st: cutoff_mod.keyword_ceiling(st.postings, len(st.lengths), terms),
+            )
     vec: Any = None
     pending: frozenset[str] = frozenset()
     if emb is not None:
@@ -259,11 +313,20 @@ def rank(
             return st.cosine_array(q)
 
         vec = cache.states.with_vectors((key, emb.name), emb.dim, cands, vectors_of, use)
+    if stats is not None and emb is not None:
+        stats["floor"] = cutoff_mod.cosine_floor(vec)
     if large:
         scope = np.asarray(scopes, dtype=np.float64) if scopes is not None else None
         return fastfuse.fuse_sparse(cands, kw, vec, w, now, k, c.arrays(), scope), pending
     boost = [scopes[i] for i in c.via] if scopes is not None else None
     return fuse(cands, kw, vec, w, now, k, boost, pending=bool(pending)), pending
+
+
+def _redacted(engine: Engine, x: Any) -> Any:
+    """A filter operand compared with fields as stored: redacted (an ``$in`` tuple stays one)."""
+    if isinstance(x, tuple):
+        return tuple(engine.redact_value(list(x)))
+    return engine.redact_value(x)
 
 
 def _scope_weights(value: Any, at: Any, anchors: list[str]) -> list[float] | None:
@@ -363,6 +426,8 @@ def _hit(
     w: Weights,
     pending: bool,
     path: str | None = None,
+    conf: float = 0.0,
+    cut_why: str = "",
 ) -> Hit:
     parts = {
         "keyword": s.keyword if s.keyword is not None else 0.0,
@@ -379,8 +444,9 @@ def _hit(
             s.vector_rank,
             s.relevance,
             pending,
+            cutoff=cut_why,
         )
-    return Hit(s.memory, s.score, via, parts, why)
+    return Hit(s.memory, s.score, via, parts, why, conf)
 
 
 def _scoring(s: Scored, w: Weights, pending: bool = False) -> str:

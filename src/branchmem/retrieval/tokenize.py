@@ -19,6 +19,7 @@ from typing import Protocol
 
 from ..errors import InvalidInput
 from ..validate import show
+from .stem import stem
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>(?:(?![{_CJK}])[^\W_])+)")
@@ -62,6 +63,24 @@ class BigramTokenizer:
         return bigram_tokens(text)
 
 
+def stem_tokens(text: str) -> list[str]:
+    """`bigram_tokens` with every letter word stemmed (`retrieval.stem`).
+
+    >>> stem_tokens("User lives in Berlin; 用户住在柏林")
+    ['user', 'liv', 'in', 'berlin', '用户', '户住', '住在', '在柏', '柏林']
+    """
+    return [stem(t) if t.isascii() else t for t in bigram_tokens(text)]
+
+
+class StemTokenizer:
+    """`stem_tokens`: Chinese bigrams, stemmed English words."""
+
+    name = "stem"
+
+    def __call__(self, text: str) -> list[str]:
+        return stem_tokens(text)
+
+
 class JiebaTokenizer:
     """Chinese words from jieba's search mode; letters and digits as words.
 
@@ -93,7 +112,7 @@ _BY_NAME: dict[str, Tokenizer] = {}
 
 
 def get_tokenizer(name: str | Tokenizer | None = None) -> Tokenizer:
-    """The tokenizer called ``name`` (``"bigram"``, the default, or ``"jieba"``).
+    """The tokenizer called ``name`` (``"bigram"``, the default, ``"stem"`` or ``"jieba"``).
 
     >>> get_tokenizer().name
     'bigram'
@@ -108,7 +127,9 @@ def get_tokenizer(name: str | Tokenizer | None = None) -> Tokenizer:
             tok = BigramTokenizer()
         elif name == "jieba":
             tok = JiebaTokenizer()
+        elif name == "stem":  # English words stemmed (`retrieval.stem`)
+            tok = StemTokenizer()
         else:
-            raise InvalidInput(f"unknown tokenizer {show(name)}; use 'bigram' or 'jieba'")
+            raise InvalidInput(f"unknown tokenizer {show(name)}; use 'bigram', 'stem' or 'jieba'")
         _BY_NAME[name] = tok
     return tok

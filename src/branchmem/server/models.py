@@ -94,6 +94,11 @@ class SearchIn(_In):
     as_of: float | None = None
     explain: bool = False
     hops: int | None = Field(None, ge=0, le=8, description="follow the relation graph")
+    min_score: float | None = Field(None, ge=0, le=1, description="lowest confidence kept")
+    cutoff: Literal["ratio", "knee", "off"] | None = None
+    filter: dict[str, Any] | None = Field(
+        None, description='conditions, e.g. {"meta.topic": {"$in": ["food"]}}'
+    )
 
 
 class ExtractIn(_In):
@@ -211,6 +216,7 @@ class HitExplanationOut(BaseModel):
     vector_pending: bool = Field(
         False, description="no vector yet (past the search's embedding budget): keyword only"
     )
+    cutoff: str = Field("", description="why the relevance cut-off kept the hit")
 
 
 class HitOut(BaseModel):
@@ -219,6 +225,7 @@ class HitOut(BaseModel):
     via: str
     parts: dict[str, float]
     explanation: HitExplanationOut | None = None
+    confidence: float = Field(0.0, description="calibrated match in [0, 1]")
 
 
 class BranchOut(BaseModel):
