@@ -135,8 +135,8 @@ class MemoryBackend(TreeReads):
                 return
         fn()
 
-    def generation(self) -> Generation:
-        return Generation(self._writes, self._erasures)
+    def generation(self, ns: str | None = None) -> Generation:
+        return Generation(self._writes, self._erasures)  # store-wide: one writer
 
     @contextmanager
     def reading(self) -> Iterator[None]:

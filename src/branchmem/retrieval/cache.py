@@ -309,6 +309,15 @@ def _save(
         pass
 
 
+def rank_cache(engine: Engine) -> RankCache:
+    """The engine's search cache, for a caller that syncs the engine in the read
+    view it reads records in (`gather`): checked against the store here only
+    the first time, so that an epoch noted now is not moved by that first check."""
+    if not engine.synced:
+        engine.generation()
+    return engine.cache("rank", RankCache)
+
+
 def cache_for(store: Engine | SupportsEngine) -> RankCache:
     """The search cache of a store's engine (made on first use, dropped with
     it), the engine's caches first synced to the store's `Generation`."""

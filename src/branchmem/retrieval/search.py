@@ -22,7 +22,7 @@ from ..ops.reads import explain as explain_at
 from ..searchlog import QueryLog
 from ..validate import check_anchors, check_int, check_json, check_time, check_utf8, show
 from . import ann, fastfuse, server_ann
-from .cache import cache_for
+from .cache import cache_for, rank_cache
 from .candidates import Candidates, Filters, gather
 from .embed import Embedder, default_embedder, get_embedder
 from .fusion import Scored, Weights, fuse
@@ -134,7 +134,7 @@ def search(
     emb = _embedder(embedder) if mode != "keyword" else None
     tok = get_tokenizer(tokenizer) if mode != "vector" else None
 
-    epoch = cache_for(engine).epoch  # noted before reading: see RankCache.epoch
+    epoch = rank_cache(engine).epoch  # noted before reading: see RankCache.epoch
     filters = Filters(kinds, key_prefix, meta)
     gathered = gather(engine, anchors, namespace, at_now, at_time, filters)
     cands, via = gathered.mems, gathered.via
@@ -210,7 +210,7 @@ def rank(
     cands = c.mems
     if not cands:
         return [], frozenset()
-    cache = cache_for(engine)
+    cache = rank_cache(engine)  # synced by `gather`, in the view it read the candidates in
     if scopes is not None and all(x == 1.0 for x in scopes):
         scopes = None
     np = numpy_or_none()
