@@ -90,12 +90,17 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--writes", type=int, default=200, help="writes per process")
     ap.add_argument("--url", default=os.environ.get(PG_ENV, ""))
+    ap.add_argument("--procs", default="1,4,8", help="writer process counts, comma-separated")
     ap.add_argument("--smoke", action="store_true", help="a few writes, 1 and 2 processes")
     args = ap.parse_args()
     if not args.url:
         print(f"postgres: skipped ({PG_ENV} is not set)")
         return
-    procs, per, repeat = ((1, 2), 5, 1) if args.smoke else ((1, 4, 8), args.writes, args.repeat)
+    procs, per, repeat = (
+        ((1, 2), 5, 1)
+        if args.smoke
+        else (tuple(int(p) for p in args.procs.split(",")), args.writes, args.repeat)
+    )
     import psycopg
 
     from branchmem import Store

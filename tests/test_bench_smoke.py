@@ -67,6 +67,14 @@ EXPECTED: dict[str, list[tuple[str, int]]] = {
         (r"\(\d+\.\d\dx warm\), the gate read again .*\(\d+\.\dx warm\)$", 1),
         (r"exact search \d+\.\dx faster, same ids and scores$", 1),
     ],
+    "bushy_reads": [
+        (r"^  (memory|sqlite) +memories\(at\), 2,000 visible: .* ms: \d+\.\d\dx$", 2),
+        (r"^  (memory|sqlite) +add_event: .* ms: \d+\.\d\dx$", 2),
+    ],
+    "first_search": [
+        (r"^first search, [\d,]+ visible, vectors stored: .* ratio [\d.]+-[\d.]+x \(goal", 1),
+        (r"^embedding [\d,]+ records vs .*: ratio [\d.]+-[\d.]+x \(goal", 1),
+    ],
     "pg_writers": [],
     "server": [(r"\| +\d+\.\dx$", 6)],
     "single_writes": [(r"^  add_(event|memory) +\d+\.\d\dx \(\d+\.\d\dx\)", 4)],
