@@ -1,8 +1,10 @@
 """Reads and single writes as a bushy store grows, the visible set fixed.
 
 A trunk of 2,000 events (the anchor its last, one memory each: 2,000
-visible) and N - 2,000 more events forking off random earlier events, trunk
-or not, one memory each (SQLite with ``durability="normal"``).
+visible) and, off every trunk event, a side branch of (N - 2,000) / 2,000
+events, one memory each, written before the trunk goes on: each side branch
+continues its trunk event's segment, so the anchor's ranges cut 2,000
+segments that grow longer with N (SQLite with ``durability="normal"``).
 ``memories(at)`` at the anchor (warm, the median of ``--repeat``) and one
 more ``add_event`` on a side branch (the median of 200) are timed at a
 small and a large N on the memory and SQLite backends; printed is each
@@ -14,7 +16,6 @@ time and the ratio large / small (flat is 1.0x)::
 from __future__ import annotations
 
 import argparse
-import random
 import shutil
 import statistics
 import tempfile
@@ -27,13 +28,13 @@ TRUNK = 2000
 
 
 def fill(s: Store, n: int) -> str:
-    rnd = random.Random(11)
-    evs = [{"id": "t0"}] + [{"id": f"t{i}", "parent": f"t{i - 1}"} for i in range(1, TRUNK)]
-    ids = [e["id"] for e in evs]
-    for i in range(n - TRUNK):
-        evs.append({"id": f"s{i}", "parent": ids[rnd.randrange(len(ids))]})
-        ids.append(f"s{i}")
-    for i in range(0, n, 50_000):
+    side = max(1, (n - TRUNK) // TRUNK)
+    evs: list[dict[str, str]] = []
+    for i in range(TRUNK):
+        evs.append({"id": f"t{i}", **({"parent": f"t{i - 1}"} if i else {})})
+        evs += [{"id": f"s{i}.0", "parent": f"t{i}"}]
+        evs += [{"id": f"s{i}.{j}", "parent": f"s{i}.{j - 1}"} for j in range(1, side)]
+    for i in range(0, len(evs), 50_000):
         part = evs[i : i + 50_000]
         s.add_events(part)
         s.add_memories([{"content": f"fact of {e['id']}", "sources": [e["id"]]} for e in part])
@@ -50,7 +51,7 @@ def measure(s: Store, anchor: str, repeat: int) -> tuple[float, float]:
     writes = []
     for i in range(200):
         t = time.perf_counter()
-        s.add_event(f"w{i}", parent="s3" if i == 0 else f"w{i - 1}")
+        s.add_event(f"w{i}", parent="s3.0" if i == 0 else f"w{i - 1}")
         writes.append(time.perf_counter() - t)
     return statistics.median(reads), statistics.median(writes)
 
