@@ -85,14 +85,15 @@ def _upto(entry: list[Any], upto: int) -> int:
     bisection costs more the longer the segment grows. A cut below the last
     row stays right while rows are appended; a row inserted before the end
     drops them all (a purge makes a new entry)."""
+    cuts = entry[3]
+    hi = cuts.get(upto)  # first: touching the segment's last row costs a cache miss
+    if hi is not None:
+        return int(hi)
     rows = entry[0]
     if not rows or rows[-1]._seq <= upto:
         return len(rows)
-    cuts = entry[3]
-    hi = cuts.get(upto)
-    if hi is None:
-        hi = cuts[upto] = bisect_right(rows, upto, key=_SEQ)
-    return int(hi)
+    hi = cuts[upto] = bisect_right(rows, upto, key=_SEQ)
+    return hi
 
 
 class MemoryBackend(TreeReads):
