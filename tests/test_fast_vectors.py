@@ -71,12 +71,12 @@ def test_search_ranks_the_same_with_numpy_and_without(texts: list[str], query: s
         saved = vectors._numpy
         vectors._numpy = None if use_numpy else False
         try:
-            s = Store()
+            s = Store(clock=lambda: 1000.0)  # the recency prior fixed: only numpy differs
             s.add_event("e1")
             s.add_memories(
                 [{"content": t, "sources": ["e1"], "id": f"m{i}"} for i, t in enumerate(texts)]
             )
-            hits = s.search(query, at="e1", embedder=HashingEmbedder(), k=len(texts))
+            hits = s.search(query, at="e1", embedder=HashingEmbedder(), k=len(texts), now=1000.0)
             return [(h.memory.id, round(h.score, 9)) for h in hits]
         finally:
             vectors._numpy = saved
