@@ -67,6 +67,15 @@ EXPECTED: dict[str, list[tuple[str, int]]] = {
         (r"\(\d+\.\d\dx warm\), the gate read again .*\(\d+\.\dx warm\)$", 1),
         (r"exact search \d+\.\dx faster, same ids and scores$", 1),
     ],
+    "bushy_reads": [
+        (r"^  (memory|sqlite) +memories\(at\), 2,000 visible: .* ms: \d+\.\d\dx$", 2),
+        (r"^  (memory|sqlite) +add_event: .* ms: \d+\.\d\dx$", 2),
+    ],
+    "first_search": [
+        (r"^first search, [\d,]+ visible, vectors stored: .* ratio [\d.]+-[\d.]+x \(goal", 1),
+        (r"^embedding [\d,]+ records vs .*: ratio [\d.]+-[\d.]+x \(goal", 1),
+    ],
+    "pg_writers": [],
     "server": [(r"\| +\d+\.\dx$", 6)],
     "single_writes": [(r"^  add_(event|memory) +\d+\.\d\dx \(\d+\.\d\dx\)", 4)],
     "tree_reads": [
@@ -82,6 +91,7 @@ POSTGRES: dict[str, list[tuple[str, int]]] = {
         (r"^  postgres: writes/s .*: 2 proc \d+$", 2),
     ],
     "ingest": [(r"^postgres: ingest of 2,000 events .*: \d+\.\d\dx \(goal", 1)],
+    "pg_writers": [(r"proc: writes/s \d+-\d+ vs plain rows \d+-\d+ ratio [\d.]+-[\d.]+x$", 4)],
     "search": [(r"^  (hybrid|vector) exact in process +p50 +\d+\.\d ms +p95 +\d+\.\d ms", 2)],
     "pg_versions": [(r"^  (add_event|add_memory|remember|batch of 20) +base .*: \d\.\d{3} \(", 4)],
     "single_writes": [

@@ -8,6 +8,7 @@ the search cache, scope-chain copies) is checked against the file's state
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -112,6 +113,42 @@ def test_many_stores_on_one_file_match_the_reference(
         finally:
             for s in stores:
                 s.close()
+
+
+@pytest.fixture(scope="module")
+def pg_schema() -> Iterator[str]:
+    import psycopg
+
+    name = f"bmt_coh_{uuid.uuid4().hex[:12]}"
+    yield name
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+
+
+@pytest.mark.skipif(not PG_URL, reason=SKIP_REASON)
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(steps=st.lists(STEP, min_size=1, max_size=30))
+def test_many_stores_on_one_postgres_schema_match_the_reference(
+    pg_schema: str, steps: list[tuple[str, int, int, int]]
+) -> None:
+    """The same on PostgreSQL, each store its own pool (as processes are): the
+    kept search answers are checked against the namespace's write counter."""
+    import psycopg
+
+    from branchmem.backends.postgres import PostgresBackend
+    from pg_helpers import empty_schema
+
+    Store(backend=PostgresBackend(PG_URL, schema=pg_schema)).close()  # made, if new
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(empty_schema(pg_schema))
+    stores = [Store(backend=PostgresBackend(PG_URL, schema=pg_schema)) for _ in range(3)]
+    try:
+        _run(stores, steps)
+    finally:
+        for s in stores:
+            s.close()
 
 
 def _run(stores: list[Store], steps: list[tuple[str, int, int, int]]) -> None:

@@ -106,6 +106,31 @@ def test_a_version_3_store_upgrades_in_place(schema: str) -> None:
     assert [v for (v,) in got] == list(range(3, CURRENT + 1)) and left == (0,)
 
 
+def test_a_version_7_store_gets_write_counters(schema: str) -> None:
+    """Version 8 adds ``ns_counters``: a store without it upgrades, and its
+    first write after the upgrade moves the namespace's counter."""
+    import psycopg
+
+    with _backend(schema) as store:
+        store.add_event("e1", content="x")
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f"DROP TABLE {schema}.ns_counters")
+        conn.execute(f"DELETE FROM {schema}.schema_version")  # as version 7 made it
+        conn.execute(f"INSERT INTO {schema}.schema_version VALUES (7, 0)")
+    with _backend(schema) as store:
+        b = store._engine.backend
+        with b.reading():
+            before = b.generation("default")
+        store.add_memory("fact", sources=["e1"], id="m1")
+        with b.reading():
+            after = b.generation("default")
+        assert after.writes != before.writes
+        assert [m.id for m in store.memories(at="e1")] == ["m1"]
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        got = conn.execute(f"SELECT version FROM {schema}.schema_version ORDER BY 1").fetchall()
+    assert [v for (v,) in got] == [7, 8] == [7, CURRENT]
+
+
 def test_the_namespace_check_catches_a_statement_without_one() -> None:
     ok = "SELECT id FROM records WHERE ns = %(ns)s AND id = ANY(%(ids)s)"
     assert statement_problem(ok, {"ns": "a", "ids": []}) is None

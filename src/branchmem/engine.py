@@ -104,6 +104,11 @@ class Engine:
                         c.clear()
                     self._erasures = gen.erasures
 
+    @property
+    def synced(self) -> bool:
+        """Has the engine checked its caches against the store at least once?"""
+        return self._erasures is not None
+
     def generation(self) -> Generation:
         """Where the store's contents stand now, the caches synced to it.
 

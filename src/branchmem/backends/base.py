@@ -95,7 +95,8 @@ class Generation:
     """
 
     writes: int
-    """Changes whenever anything was committed to the store, by anyone."""
+    """Changes whenever anything was committed to the store (to the namespace,
+    for `Backend.generation` asked with one), by anyone."""
     erasures: int
     """Changes whenever a committed write deleted or blanked stored rows."""
 
@@ -123,12 +124,14 @@ class Backend(Protocol):
 
     def close(self) -> None: ...
 
-    def generation(self) -> Generation:
+    def generation(self, ns: str | None = None) -> Generation:
         """The store's `Generation` as of the current transaction's start.
 
         Call it inside `reading` or `transaction`: the backend reads it there
         (and drops its own caches when ``erasures`` moved), so the answer
-        holds for the rest of that transaction.
+        holds for the rest of that transaction. With ``ns``, ``writes`` need
+        only change when something was committed to that namespace (a backend
+        may count writes store-wide, or return a new value each time).
         """
         ...
 

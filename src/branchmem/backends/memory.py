@@ -77,9 +77,23 @@ def _warm(entry: list[Any], hi: int, ns: str) -> None:
         entry[1] = rows[-1]._seq if rows else -1
 
 
-def _upto(rows: list[StoredRecord], upto: int) -> int:
-    """How many of a segment's rows have a seq up to ``upto``."""
-    return len(rows) if rows and rows[-1]._seq <= upto else bisect_right(rows, upto, key=_SEQ)
+def _upto(entry: list[Any], upto: int) -> int:
+    """How many of a segment's rows have a seq up to ``upto``.
+
+    Remembered per cut in the entry (``entry[3]``): a read of a bushy tree
+    cuts the same segments at the same fork points again and again, and a
+    bisection costs more the longer the segment grows. A cut below the last
+    row stays right while rows are appended; a row inserted before the end
+    drops them all (a purge makes a new entry)."""
+    cuts = entry[3]
+    hi = cuts.get(upto)  # first: touching the segment's last row costs a cache miss
+    if hi is not None:
+        return int(hi)
+    rows = entry[0]
+    if not rows or rows[-1]._seq <= upto:
+        return len(rows)
+    hi = cuts[upto] = bisect_right(rows, upto, key=_SEQ)
+    return hi
 
 
 class MemoryBackend(TreeReads):
@@ -135,8 +149,8 @@ class MemoryBackend(TreeReads):
                 return
         fn()
 
-    def generation(self) -> Generation:
-        return Generation(self._writes, self._erasures)
+    def generation(self, ns: str | None = None) -> Generation:
+        return Generation(self._writes, self._erasures)  # store-wide: one writer
 
     @contextmanager
     def reading(self) -> Iterator[None]:
@@ -243,7 +257,7 @@ class MemoryBackend(TreeReads):
         row.pos, row.extra = pos, extra
         entry = sp.index.get(pos[0])
         if entry is None:
-            entry = sp.index[pos[0]] = [[], _COLD, 0]
+            entry = sp.index[pos[0]] = [[], _COLD, 0, {}]
         rows = entry[0]
         entry[1] = _COLD  # the new row has no Memory yet
         if not rows or rows[-1]._seq <= pos[1]:
@@ -252,6 +266,7 @@ class MemoryBackend(TreeReads):
             i = bisect_right(rows, pos[1], key=_SEQ)
             rows.insert(i, row)
             entry[2] = min(entry[2], i)  # the rows from i on are checked again
+            entry[3] = {}  # cuts past i moved
 
     def set_record_positions(
         self, ns: str, positions: list[tuple[str, Pos, tuple[Pos, ...]]]
@@ -273,19 +288,19 @@ class MemoryBackend(TreeReads):
         if after:
             for seg, upto in ranges.items():
                 if (entry := get(seg)) is not None:
-                    rows, top, warm = entry
-                    hi = len(rows) if top <= upto else _upto(rows, upto)
+                    rows, top, warm, _ = entry
+                    hi = len(rows) if top <= upto else _upto(entry, upto)
                     if warm < hi:
                         _warm(entry, hi, ns)
                     add(rows[bisect_right(rows, after.get(seg, -1), key=_SEQ) : hi])
             return iter(out)
         for seg, upto in ranges.items():
             if (entry := get(seg)) is not None:
-                rows, top, warm = entry
+                rows, top, warm, _ = entry
                 if top <= upto:  # every row in range, each with its Memory
                     add(rows)
                     continue
-                hi = _upto(rows, upto)
+                hi = _upto(entry, upto)
                 if warm < hi:
                     _warm(entry, hi, ns)
                 add(rows if hi == len(rows) else rows[:hi])
@@ -407,7 +422,7 @@ class MemoryBackend(TreeReads):
             if row.pos is not None:
                 segs.add(row.pos[0])
         for seg in segs:  # each touched segment is rebuilt once
-            sp.index[seg] = [[r for r in sp.index[seg][0] if r.id not in gone], _COLD, 0]
+            sp.index[seg] = [[r for r in sp.index[seg][0] if r.id not in gone], _COLD, 0, {}]
         for rid in ids:
             sp.by_target.pop(rid, None)
         # The next seq follows the highest one left (as max(seq) + 1 does in SQL).

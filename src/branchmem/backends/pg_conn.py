@@ -63,6 +63,13 @@ ERASED = (
     "INSERT INTO counters (ns, erasures) VALUES (%(ns)s, 1) "
     "ON CONFLICT (ns) DO UPDATE SET erasures = counters.erasures + 1"
 )
+READ_WRITES = "SELECT coalesce(max(writes), 0) FROM ns_counters WHERE ns = %(ns)s"
+WROTE = (
+    "INSERT INTO ns_counters (ns, writes) VALUES (%(ns)s, 1) "
+    "ON CONFLICT (ns) DO UPDATE SET writes = ns_counters.writes + 1"
+)
+"""A namespace's write counter, raised by every write transaction that holds its
+lock, as it commits (the lock already serialises them: no new wait)."""
 TOPS = (
     "SELECT (SELECT coalesce(max(seq), 0) FROM audit WHERE ns = %(ns)s), "
     "(SELECT coalesce(max(seq), 0) FROM records WHERE ns = %(ns)s)"
@@ -235,6 +242,9 @@ class PgConnection:
                 raise
             try:
                 if st.begun:
+                    if st.write:
+                        for ns in sorted(st.locked):
+                            st.queue.append((WROTE, {"ns": ns}, None))
                     if st.erasing:
                         # Last, so no lock is taken after this row's: purges of
                         # different namespaces queue here, never in a cycle.
@@ -310,15 +320,24 @@ class PgConnection:
         else:
             self._share_segments(st.erasures, rows)
 
-    def generation(self) -> Generation:
+    def generation(self, ns: str | None = None) -> Generation:
         """``erasures`` is the stored erasure counter, which every transaction
         that deletes or blanks rows raises as it commits, whichever process it
-        runs in. ``writes`` is new at every call: a store-wide write counter
-        would make every writer of every namespace wait on one row."""
+        runs in. With ``ns``, in a read view, ``writes`` is the namespace's
+        stored write counter (`WROTE`), read in the same snapshot as the data;
+        otherwise it is new at every call: a store-wide write counter would
+        make every writer of every namespace wait on one row."""
         st = self._st
-        if st.conn is None or not st.begun:
-            self._q(READ_ERASED, {"ns": STORE_ROW})  # begins the transaction, if any
-        return Generation(next(self._generations), self._st.erasures or 0)
+        if ns is None or st.conn is None or st.write:
+            if st.conn is None or not st.begun:
+                self._q(READ_ERASED, {"ns": STORE_ROW})  # begins the transaction, if any
+            return Generation(-next(self._generations), self._st.erasures or 0)
+        key = ("writes", ns, None)
+        view = st.view
+        if key not in view:
+            self._enqueue(READ_WRITES, {"ns": ns}, lambda c: view.__setitem__(key, c.fetchone()[0]))
+            self._flush()
+        return Generation(int(view[key]), st.erasures or 0)
 
     def _erased(self) -> None:
         """This write transaction deletes or blanks rows: raise the stored
@@ -425,7 +444,10 @@ class PgConnection:
         st = self._st
         if key in st.view and not st.write:
             return st.view[key]
-        return self._q(sql, params)[0][0]
+        answer = self._q(sql, params)[0][0]
+        if st.conn is not None and not st.write:
+            st.view[key] = answer
+        return answer
 
     def _prefetch(self, key: Key, sql: str, params: Mapping[str, Any]) -> None:
         """In a read view, queue ``sql`` to go with the next statement, its

@@ -106,12 +106,27 @@ VECTOR_TABLES = [
 ]
 TABLES += ";\n" + ";\n".join(VECTOR_TABLES)
 
+# Version 8 adds a write counter per namespace, raised by each write
+# transaction as it commits: caches in every process check it, in the read
+# view of their data, and are rebuilt only when something was written.
+NS_COUNTERS = [
+    """CREATE TABLE IF NOT EXISTS ns_counters (
+    ns text NOT NULL, writes bigint NOT NULL, PRIMARY KEY (ns)
+)"""
+]
+TABLES += ";\n" + ";\n".join(NS_COUNTERS)
+
 # Statements that bring a store from the version before to the key's version
 # (version 3 is the first PostgreSQL schema).
 # Version 6 numbers events in arrival order (for children and siblings, in
 # `pg_tree`); the rows already stored get numbers in the order the table holds them.
 ARRIVAL = ["ALTER TABLE events ADD COLUMN IF NOT EXISTS arrival bigserial"]
-STEPS: dict[int, list[str]] = {4: COUNTERS_AND_VECTORS, 6: ARRIVAL, 7: VECTOR_TABLES}
+STEPS: dict[int, list[str]] = {
+    4: COUNTERS_AND_VECTORS,
+    6: ARRIVAL,
+    7: VECTOR_TABLES,
+    8: NS_COUNTERS,
+}
 
 # On a distributed PostgreSQL (Citus): every table with namespaced rows is
 # distributed by ``ns``, all in one colocation group, so that each statement
@@ -123,7 +138,7 @@ STEPS: dict[int, list[str]] = {4: COUNTERS_AND_VECTORS, 6: ARRIVAL, 7: VECTOR_TA
 # ``ns`` beside ``vectors`` when made (`vector_citus_statement`).
 DISTRIBUTED = (
     "events", "waits", "segments", "records", "record_waits", "branches", "head_moves",
-    "snapshots", "audit", "life", "vectors",
+    "snapshots", "audit", "life", "vectors", "ns_counters",
 )  # fmt: skip
 REFERENCE = ("counters", "vector_tables")
 

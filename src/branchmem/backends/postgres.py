@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
 from ..model import Memory
-from .base import DuplicateIds, EventRow, NewSegment, Pos, Ranges, RecordRow
+from .base import DuplicateIds, EventRow, Generation, NewSegment, Pos, Ranges, RecordRow
 from .pg_conn import each_key
 from .pg_meta import HAS_LIFECYCLE
 from .pg_recordlog import PgRecordLog
@@ -82,6 +82,11 @@ class PostgresBackend(PgTree, PgVectors, PgRecordLog):
     """
 
     shares_rows = False
+
+    def generation(self, ns: str | None = None) -> Generation:
+        if ns is not None:  # a cache's check is usually followed by this question
+            self._prefetch(("life", ns, None), HAS_LIFECYCLE, {"ns": ns})
+        return super().generation(ns)
 
     # events -------------------------------------------------------------------
     def get_events(self, ns: str, ids: Iterable[str]) -> dict[str, EventRow]:

@@ -210,8 +210,8 @@ class SQLiteBackend(TreeTables, GraphTables, MetaTables):
         self._branch_list.clear()
         self._recent.clear()
 
-    def generation(self) -> Generation:
-        with self._lock:
+    def generation(self, ns: str | None = None) -> Generation:
+        with self._lock:  # store-wide counts: SQLite has one writer at a time anyway
             if self._depth == 0:
                 self._sync()
             return Generation(self._writes, self._erasures)

@@ -43,7 +43,7 @@ from ..engine import Engine, SupportsEngine, engine_of
 from ..errors import BranchmemError, InvalidInput
 from ..model import Memory
 from .embed import Embedder, default_embedder, get_embedder
-from .vectors import digest, unit_vector
+from .vectors import digest, unit_vectors
 
 BATCH = 64
 """Records embedded per call of the embedder."""
@@ -360,7 +360,8 @@ class BackgroundEmbedder:
         vecs = emb.embed_passages([texts[i] for i in order])
         if len(vecs) != len(order):
             raise BranchmemError(f"embedder {emb.name!r} returned {len(vecs)} vectors")
-        made = {i: unit_vector(v, emb).tobytes() for i, v in zip(order, vecs, strict=True)}
+        units = unit_vectors(vecs, emb)
+        made = {i: u.tobytes() for i, u in zip(order, units, strict=True)}
         with self._io:
             if self._closed:
                 return 0

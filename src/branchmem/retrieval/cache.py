@@ -36,7 +36,7 @@ from .ann import NamespaceIndex
 from .embed import Embedder
 from .state import SearchStates
 from .tokenize import Tokenizer
-from .vectors import TermStats, digest, unit_vector
+from .vectors import TermStats, digest, unit_vector, unit_vectors
 
 _BATCH = 64
 _PROGRESS: ContextVar[Callable[[int, int], None] | None] = ContextVar("progress", default=None)
@@ -193,8 +193,8 @@ class RankCache:
                     f"embedder {embedder.name!r} returned {len(vecs)} vectors for "
                     f"{len(batch)} passages"
                 )
-            for m, v in zip(batch, vecs, strict=True):
-                fresh[(m.namespace, m.id)] = (m.content, unit_vector(v, embedder))
+            for m, u in zip(batch, unit_vectors(vecs, embedder), strict=True):
+                fresh[(m.namespace, m.id)] = (m.content, u)
             if store is not None:
                 _save(store, embedder, batch, fresh)
             if report is not None:
@@ -307,6 +307,15 @@ def _save(
                 store.put_vectors(ns, embedder.name, rows)
     except StorageError:
         pass
+
+
+def rank_cache(engine: Engine) -> RankCache:
+    """The engine's search cache, for a caller that syncs the engine in the read
+    view it reads records in (`gather`): checked against the store here only
+    the first time, so that an epoch noted now is not moved by that first check."""
+    if not engine.synced:
+        engine.generation()
+    return engine.cache("rank", RankCache)
 
 
 def cache_for(store: Engine | SupportsEngine) -> RankCache:

@@ -179,7 +179,8 @@ def gather(
     anchor that sees it), filtered; the gate's answer, read or reused."""
     b = engine.backend
     with b.reading():  # one read view: the generation, then the gate
-        gen = b.generation()
+        gen = b.generation(ns)
+        engine.sync(gen)  # the caches checked in the view the records are read in
         key = (ns, tuple(anchors), repr(filters))
         reuse = REUSE and as_of is None and not b.has_lifecycle(ns)
         if not reuse:

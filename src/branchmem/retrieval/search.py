@@ -24,7 +24,7 @@ from ..validate import check_anchors, check_int, check_json, check_time, check_u
 from . import ann, fastfuse, server_ann
 from . import cutoff as cutoff_mod
 from . import filters as filters_mod
-from .cache import cache_for
+from .cache import cache_for, rank_cache
 from .candidates import Candidates, Filters, gather
 from .embed import Embedder, default_embedder, get_embedder
 from .fusion import Scored, Weights, fuse
@@ -151,7 +151,7 @@ def search(
     emb = _embedder(embedder) if mode != "keyword" else None
     tok = get_tokenizer(tokenizer) if mode != "vector" else None
 
-    epoch = cache_for(engine).epoch  # noted before reading: see RankCache.epoch
+    epoch = rank_cache(engine).epoch  # noted before reading: see RankCache.epoch
     filters = Filters(kinds, key_prefix, meta, where)
     gathered = gather(engine, anchors, namespace, at_now, at_time, filters)
     cands, via = gathered.mems, gathered.via
@@ -257,7 +257,7 @@ def rank(
     cands = c.mems
     if not cands:
         return [], frozenset()
-    cache = cache_for(engine)
+    cache = rank_cache(engine)  # synced by `gather`, in the view it read the candidates in
     if scopes is not None and all(x == 1.0 for x in scopes):
         scopes = None
     np = numpy_or_none()

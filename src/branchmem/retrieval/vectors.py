@@ -41,6 +41,31 @@ def unit_vector(v: Sequence[float], embedder: Embedder) -> array[float]:
     return array("f", [float(x) / norm for x in v] if norm > 0 else [float(x) for x in v])
 
 
+BATCH_MIN = 16
+"""Vectors from which `unit_vectors` normalises with numpy (when installed)."""
+
+
+def unit_vectors(vs: Sequence[Sequence[float]], embedder: Embedder) -> list[array[float]]:
+    """`unit_vector` of each, as one float64 matrix when numpy is installed:
+    the same vectors to within float32 rounding (the norm is summed in
+    another order), so cosines rounded to `ROUND` places agree."""
+    np = numpy_or_none() if len(vs) >= BATCH_MIN else None
+    if np is None or any(len(v) != embedder.dim for v in vs):
+        return [unit_vector(v, embedder) for v in vs]  # (the error names the bad one)
+    mat = np.asarray(vs, dtype=np.float64)
+    norms = np.sqrt(np.einsum("ij,ij->i", mat, mat))
+    if not np.isfinite(norms).all():
+        raise EmbeddingError(f"embedder {embedder.name!r} returned a non-finite vector")
+    norms[norms == 0] = 1.0
+    unit = (mat / norms[:, None]).astype(np.float32)
+    out = []
+    for row in unit:
+        a = array("f")
+        a.frombytes(row.tobytes())
+        out.append(a)
+    return out
+
+
 def dot_python(q: array[float], vecs: Sequence[array[float]]) -> list[float]:
     return [round(sum(map(mul, q, v)), ROUND) for v in vecs]
 

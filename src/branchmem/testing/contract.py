@@ -14,13 +14,20 @@ from .tree_checks import tree_reads_match_reference
 
 def generation_tracks_writes_and_erasures(stores: Stores) -> None:
     """`Backend.generation`: ``writes`` moves with every committed write,
-    ``erasures`` only with one that deletes (a purge)."""
+    ``erasures`` only with one that deletes (a purge); asked for the
+    namespace written to, the same."""
     store = stores.open()
     backend = store._engine.backend
+
+    seen: list[tuple[int, int]] = []
 
     def now() -> tuple[int, int]:
         with backend.reading():
             g = backend.generation()
+            n = backend.generation("default")
+        assert n.erasures == g.erasures, "generation(ns) has another erasure count"
+        assert (n.writes, n.erasures) not in seen, "a write left generation(ns) as it was"
+        seen.append((n.writes, n.erasures))
         return g.writes, g.erasures
 
     w0, e0 = now()

@@ -1,0 +1,146 @@
+"""The first search over a large visible set, and embedding a set, against floors.
+
+1. State: a SQLite store of N visible records whose vectors are stored
+   already; a fresh `Store` object on the file runs its first search (the gate
+   read, tokens, postings, the vector matrix, the query), against the floor:
+   the same vectors read from the same file into one numpy float32 matrix, and
+   the same texts tokenized once with the same tokenizer.
+2. Embedding: the records' vectors made by the search cache
+   (`RankCache.passage_vectors`, no store: normalising and keeping them),
+   against the embedder's own ``embed_passages`` on the same texts.
+
+Each pair is timed side by side, alternating, ``--repeat`` times; printed as
+the range of the ratio (ours / floor)::
+
+    python bench/first_search.py [--records 100000] [--repeat 3] [--smoke]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import sqlite3
+import tempfile
+import time
+from pathlib import Path
+
+from branchmem import HashingEmbedder, Store
+from branchmem.retrieval.cache import RankCache
+from branchmem.retrieval.search import prepare
+from branchmem.retrieval.tokenize import get_tokenizer
+
+WORDS = [
+    "用户",
+    "喜欢",
+    "杭州",
+    "成都",
+    "搬家",
+    "花生",
+    "过敏",
+    "下个月",
+    "工作",
+    "咖啡",
+    "周末",
+    "跑步",
+    "python",
+    "rust",
+    "meeting",
+    "tuesday",
+    "blue",
+    "cat",
+    "dentist",
+    "flight",
+    "北京",
+    "上海",
+    "医生",
+    "预约",
+]
+
+
+def texts(n: int) -> list[str]:
+    rnd = random.Random(7)
+    return [" ".join(rnd.choice(WORDS) for _ in range(10)) + f" #{i}" for i in range(n)]
+
+
+def build(path: Path, n: int) -> None:
+    with Store(path) as s:
+        s.add_events(
+            [{"id": "e0"}] + [{"id": f"e{i}", "parent": f"e{i - 1}"} for i in range(1, 50)]
+        )
+        for i in range(0, n, 20_000):
+            part = texts(n)[i : i + 20_000]
+            s.add_memories([{"content": t, "sources": [f"e{j % 50}"]} for j, t in enumerate(part)])
+        prepare(s, at="e49", embedder=HashingEmbedder())  # the vectors, stored
+
+
+def first_search(path: Path) -> float:
+    t = time.perf_counter()
+    with Store(path) as s:
+        s.search("花生 过敏", at="e49", embedder=HashingEmbedder())
+    return time.perf_counter() - t
+
+
+def floor(path: Path) -> float:
+    import numpy as np
+
+    tok = get_tokenizer()
+    t = time.perf_counter()
+    db = sqlite3.connect(path)
+    blobs = [v for (v,) in db.execute("SELECT vec FROM vectors")]
+    contents = [c for (c,) in db.execute("SELECT content FROM records")]
+    db.close()
+    mat = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
+    toks = [tok(c) for c in contents]
+    assert mat.shape[0] == len(toks)
+    return time.perf_counter() - t
+
+
+def embedding(n: int, repeat: int) -> list[float]:
+    from branchmem.model import Memory
+
+    emb = HashingEmbedder()
+    mems = [Memory(id=f"m{i}", content=t, sources=("e0",)) for i, t in enumerate(texts(n))]
+    out = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        emb.embed_passages([m.content for m in mems])
+        base = time.perf_counter() - t
+        t = time.perf_counter()
+        RankCache().passage_vectors(emb, mems)
+        out.append((time.perf_counter() - t) / base)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--records", type=int, default=100_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--smoke", action="store_true", help="2,000 records, one repeat")
+    args = ap.parse_args()
+    n, repeat = (2000, 1) if args.smoke else (args.records, args.repeat)
+    tmp = Path(tempfile.mkdtemp(prefix="bm-first-"))
+    try:
+        path = tmp / "s.db"
+        build(path, n)
+        ours, base = [], []
+        for _ in range(repeat):
+            ours.append(first_search(path))
+            base.append(floor(path))
+        ratios = [o / b for o, b in zip(ours, base, strict=True)]
+        print(
+            f"first search, {n:,} visible, vectors stored: {min(ours):.2f}-{max(ours):.2f} s "
+            f"vs numpy floor {min(base):.2f}-{max(base):.2f} s ratio "
+            f"{min(ratios):.2f}-{max(ratios):.2f}x (goal <= 5x)"
+        )
+        er = embedding(n, repeat)
+        print(
+            f"embedding {n:,} records vs the embedder's batch encode: ratio "
+            f"{min(er):.2f}-{max(er):.2f}x (goal <= 1.2x)"
+        )
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
