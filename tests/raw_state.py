@@ -32,10 +32,23 @@ def backend_state(b: Backend) -> object:
         with b._pool.connection() as c:
             listed = "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
             tables = sorted(r[0] for r in c.execute(listed))
-            return {t: sorted(repr(r) for r in c.execute(f"SELECT * FROM {t}")) for t in tables}
+            return {t: sorted(repr(r) for r in _rows(c, t)) for t in tables}
     assert isinstance(b, MemoryBackend)
     spaces = {ns: repr(sorted(vars(sp).items())) for ns, sp in b._spaces.items()}
     return spaces, sorted(b._query_logs), repr(b._detached)
+
+
+def _rows(c: object, table: str) -> list[tuple[object, ...]]:
+    """A table's rows; an ``arrival`` number (a sequence, which a rolled-back
+    insert also advances) as its rank, so that only the order it gives counts."""
+    cur = c.execute(f"SELECT * FROM {table}")  # type: ignore[attr-defined]
+    names = [d.name for d in cur.description]
+    rows = [tuple(r) for r in cur]
+    if "arrival" not in names:
+        return rows
+    i = names.index("arrival")
+    rank = {v: n for n, v in enumerate(sorted(r[i] for r in rows))}
+    return [(*r[:i], rank[r[i]], *r[i + 1 :]) for r in rows]
 
 
 def stored_state(store: Store) -> object:

@@ -78,7 +78,8 @@ def test_a_version_5_sqlite_store_gets_the_tree_index(tmp_path: pathlib.Path) ->
     db = sqlite3.connect(path)
     db.executescript(
         "DROP INDEX events_parents; DROP INDEX events_merges; "
-        "DELETE FROM schema_version WHERE version = 6; "
+        "DELETE FROM schema_version WHERE version > 5; "
+        "INSERT INTO schema_version VALUES (5, 0); "
         "UPDATE store_info SET value = '5' WHERE key = 'schema';"
     )
     db.close()
