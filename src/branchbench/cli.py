@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .llm import PROMPTS, LLMError, config_from
 from .report import SUMMARY_FILE, ReportError, check_complete, write_report
-from .scenario import ManifestError, ScenarioError, write_manifest
+from .scenario import SPLITS, ManifestError, ScenarioError, write_manifest
 from .systems import SYSTEMS, TOP_K, Settings
 from .validate import FORMAT_DOC
 
@@ -65,7 +65,7 @@ def parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="run every system on a frozen split or folder")
     data = r.add_mutually_exclusive_group(required=True)
-    data.add_argument("--split", choices=("dev", "test"), help="a shipped, frozen split")
+    data.add_argument("--split", choices=SPLITS, help="a shipped, frozen split")
     data.add_argument("--scenarios", type=Path, metavar="DIR", help="a folder with a MANIFEST")
     r.add_argument(
         "--out",

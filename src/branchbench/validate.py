@@ -65,6 +65,7 @@ from branchbench.rules import FOLDER, Violation, validate_scenario
 from branchbench.scenario import (
     ManifestError,
     Scenario,
+    SPLITS,
     ScenarioError,
     load_scenario,
     split_dir,
@@ -146,7 +147,7 @@ def validate_dir(path: str | Path, *, manifest: bool | None = None) -> list[Viol
 def _resolve(arg: str) -> Path:
     """A folder path, or the name of a shipped split (``dev``, ``test``)."""
     p = Path(arg)
-    if not p.exists() and arg in ("dev", "test"):
+    if not p.exists() and arg in SPLITS:
         try:
             return split_dir(arg)
         except ManifestError:
