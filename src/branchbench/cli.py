@@ -91,6 +91,14 @@ def parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--top-k", type=int, default=TOP_K, help=f"facts retrieved (default {TOP_K})")
     r.add_argument(
+        "--hops",
+        type=int,
+        default=0,
+        metavar="N",
+        help="branchmem systems: also hand the model the visible relation-graph edges within "
+        "N hops of the entities a question names (default 0: no graph)",
+    )
+    r.add_argument(
         "--base-url",
         help="OpenAI-compatible endpoint, e.g. http://host:8000/v1 "
         "(or BRANCHBENCH_BASE_URL); without a model only context metrics run",
@@ -143,11 +151,13 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.top_k < 1:
         raise ValueError(f"--top-k must be at least 1, got {args.top_k}")
+    if not 0 <= args.hops <= 8:
+        raise ValueError(f"--hops takes 0 to 8, got {args.hops}")
     config = RunConfig(
         out=args.out,
         split=args.split,
         scenarios_dir=args.scenarios,
-        settings=Settings(window=args.window, top_k=args.top_k),
+        settings=Settings(window=args.window, top_k=args.top_k, hops=args.hops),
         systems=args.systems,
         llm=config_from(args.base_url, args.model, args.api_key),
         runs=args.runs,
