@@ -419,7 +419,9 @@ def _rule8(s: Scenario, g: _Graph) -> list[Violation]:
         elif newest[thread(head)] != head:
             out.append(
                 Violation(
-                    s.id, 8, f"head {head} is not its thread's newest event ({newest[thread(head)]})"
+                    s.id,
+                    8,
+                    f"head {head} is not its thread's newest event ({newest[thread(head)]})",
                 )
             )
     want = sorted(h for t, h in newest.items() if t != own)

@@ -63,9 +63,9 @@ from pathlib import Path
 
 from branchbench.rules import FOLDER, Violation, validate_scenario
 from branchbench.scenario import (
+    SPLITS,
     ManifestError,
     Scenario,
-    SPLITS,
     ScenarioError,
     load_scenario,
     split_dir,
