@@ -186,11 +186,33 @@ class Branchmem(System):
     def context(self, anchor: str, question: Question) -> str:
         self.store.extract(at=anchor, extractor=self.tail, window=EXTRACT_WINDOW)
         window = self.settings.window if self.messages else 0
-        text = self.store.context(at=anchor, window=window, k=None).text()
+        text = self.store.context(at=self.scope(anchor), window=window, k=None).text()
         if not self.settings.hops:
             return text
         relations = graph_lines(self.store, anchor, question.question, self.settings.hops)
         return join_sections(text, section(RELATIONS_HEADING, relations, "- "))
+
+    def scope(self, anchor: str) -> str | list[str]:
+        """``anchor``, then the newest event of every other thread (a root and
+        what is below it, by first parents), as a scope chain: memory shared
+        across threads, as the threads split (format v1.1) expects."""
+        newest: dict[str, str] = {}
+        for eid in self.events:  # arrival order
+            newest[self.root(eid)] = eid
+        own = self.root(anchor)
+        others = [h for r, h in newest.items() if r != own]
+        return [anchor, *others] if others else anchor
+
+    def root(self, eid: str) -> str:
+        """The first-parent root above ``eid`` among the received events."""
+        seen = {eid}
+        while eid in self.events and self.events[eid].parents:
+            up = self.events[eid].parents[0]
+            if up in seen or up not in self.events:
+                break
+            seen.add(up)
+            eid = up
+        return eid
 
 
 class BranchmemMemoryOnly(Branchmem):

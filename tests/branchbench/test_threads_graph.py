@@ -129,3 +129,15 @@ def test_graph_context_follows_only_visible_edges(sid: str, seen: str, hidden: s
     assert seen in relations and hidden not in relations
     assert "Carol -member of-> platform-team -owns->" in relations
     assert "相关关系" not in contexts(sc, "branchmem_memory_only")["q1"]  # hops=0: no graph
+
+
+@pytest.mark.parametrize("name", ["branchmem", "branchmem_memory_only"])
+def test_branchmem_reads_other_threads_newest_lineage(name: str) -> None:
+    sc = scenario_from_dict(TWO_THREADS)
+    assert _rates(sc, name) == (0, 2)  # 苏州 and 花生 from thread a, 深圳 not
+    back = copy.deepcopy(TWO_THREADS)
+    back["events"].insert(3, back["events"].pop(1))  # a2 (深圳) arrives last: thread a's head
+    back["heads"] = ["a2"]
+    back["questions"][0].update(answer_any=["深圳"], forbidden_any=["苏州"])
+    assert _rules(back) == []
+    assert _rates(scenario_from_dict(back), name) == (0, 2)
