@@ -33,6 +33,9 @@ class Settings:
     window: int | None = None
     top_k: int = TOP_K
     summary_every: int = SUMMARY_EVERY
+    hops: int = 0
+    """Graph-derived context (branchmem systems): edges within this many hops
+    of the entities a question names; 0 (the default) leaves the graph out."""
 
 
 def bigrams(text: str) -> set[str]:

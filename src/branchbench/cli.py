@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .llm import PROMPTS, LLMError, config_from
 from .report import SUMMARY_FILE, ReportError, check_complete, write_report
-from .scenario import ManifestError, ScenarioError, write_manifest
+from .scenario import SPLITS, ManifestError, ScenarioError, write_manifest
 from .systems import SYSTEMS, TOP_K, Settings
 from .validate import FORMAT_DOC
 
@@ -65,7 +65,7 @@ def parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="run every system on a frozen split or folder")
     data = r.add_mutually_exclusive_group(required=True)
-    data.add_argument("--split", choices=("dev", "test"), help="a shipped, frozen split")
+    data.add_argument("--split", choices=SPLITS, help="a shipped, frozen split")
     data.add_argument("--scenarios", type=Path, metavar="DIR", help="a folder with a MANIFEST")
     r.add_argument(
         "--out",
@@ -90,6 +90,14 @@ def parser() -> argparse.ArgumentParser:
         help=f"comma-separated subset (default: all: {', '.join(SYSTEMS)})",
     )
     r.add_argument("--top-k", type=int, default=TOP_K, help=f"facts retrieved (default {TOP_K})")
+    r.add_argument(
+        "--hops",
+        type=int,
+        default=0,
+        metavar="N",
+        help="branchmem systems: also hand the model the visible relation-graph edges within "
+        "N hops of the entities a question names (default 0: no graph)",
+    )
     r.add_argument(
         "--base-url",
         help="OpenAI-compatible endpoint, e.g. http://host:8000/v1 "
@@ -143,11 +151,13 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.top_k < 1:
         raise ValueError(f"--top-k must be at least 1, got {args.top_k}")
+    if not 0 <= args.hops <= 8:
+        raise ValueError(f"--hops takes 0 to 8, got {args.hops}")
     config = RunConfig(
         out=args.out,
         split=args.split,
         scenarios_dir=args.scenarios,
-        settings=Settings(window=args.window, top_k=args.top_k),
+        settings=Settings(window=args.window, top_k=args.top_k, hops=args.hops),
         systems=args.systems,
         llm=config_from(args.base_url, args.model, args.api_key),
         runs=args.runs,

@@ -218,7 +218,8 @@ def markdown(data: RunData, s: dict[str, Any], chart: str | None = None) -> str:
         f"- scenarios: {s['scenarios']} ({info.get('source', '?')}); questions: "
         f"{s['questions']['leak']} leak, {s['questions']['retain']} retain",
         f"- window: {info.get('window') or 'unlimited'}; top-k facts: {info.get('top_k')}; "
-        f"summary every {info.get('summary_every')} messages; extraction: {info.get('extraction')}",
+        f"summary every {info.get('summary_every')} messages; graph hops: {info.get('hops') or 0}; "
+        f"extraction: {info.get('extraction')}",
         "- cells: rate (n/N). Denominators: leak and wrong pick over leak questions, "
         "accuracy and answer recall over all questions, retain over retain questions, "
         "stale over questions with superseded words.",

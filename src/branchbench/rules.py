@@ -27,6 +27,7 @@ RULES: dict[int, str] = {
     5: "no forbidden or superseded word occurs in the question text",
     6: "keyword lists are present where required and do not overlap",
     7: "fork_type matches the shape of the conversation",
+    8: "heads name the newest event of every other thread, one each",
 }
 """Each rule of ``docs/branchbench-format.md`` in one line, quoted in every violation."""
 
@@ -68,6 +69,9 @@ class _Graph:
             for p in e.parents:
                 self.children[p].append(e.id)
         self.path = self.ancestors_or_self(s.anchor)
+        for head in s.heads:  # threads (v1.1): other threads' current lineages count
+            if head in self.events:
+                self.path |= self.ancestors_or_self(head)
         self.anchor = s.anchor
 
     def ancestors_or_self(self, eid: str) -> set[str]:
@@ -393,6 +397,39 @@ def _rule7(s: Scenario, g: _Graph, forks: list[_Fork]) -> list[Violation]:
     return out
 
 
+def _rule8(s: Scenario, g: _Graph) -> list[Violation]:
+    """Rule 8 (threads, v1.1): ``heads`` holds exactly the newest event of every
+    thread but the anchor's. A thread is the events below one root (set)."""
+    if not s.heads:
+        return []
+    out: list[Violation] = []
+
+    def thread(eid: str) -> frozenset[str]:
+        return frozenset(a for a in g.ancestors_or_self(eid) if not g.events[a].parents)
+
+    newest: dict[frozenset[str], str] = {}
+    for e in s.events:  # arrival order: the last one of a thread is its head
+        newest[thread(e.id)] = e.id
+    own = thread(s.anchor)
+    for head in s.heads:
+        if head not in g.events:
+            out.append(Violation(s.id, 8, f"head {head} is not an event of the file"))
+        elif thread(head) == own:
+            out.append(Violation(s.id, 8, f"head {head} is in the anchor's own thread"))
+        elif newest[thread(head)] != head:
+            out.append(
+                Violation(
+                    s.id,
+                    8,
+                    f"head {head} is not its thread's newest event ({newest[thread(head)]})",
+                )
+            )
+    want = sorted(h for t, h in newest.items() if t != own)
+    if sorted(s.heads) != want and not out:
+        out.append(Violation(s.id, 8, f"heads {list(s.heads)} should be {want}, one per thread"))
+    return out
+
+
 def validate_scenario(s: Scenario) -> list[Violation]:
     """Every rule violation of one scenario, in rule order; [] means valid.
 
@@ -405,5 +442,5 @@ def validate_scenario(s: Scenario) -> list[Violation]:
     if not any(v.rule == 1 for v in out) and s.events:
         g = _Graph(s)
         forks = g.forks()
-        out += _rule2(s, forks) + _rules345(s, g) + _rule7(s, g, forks)
+        out += _rule2(s, forks) + _rules345(s, g) + _rule7(s, g, forks) + _rule8(s, g)
     return sorted(out, key=lambda v: v.rule)

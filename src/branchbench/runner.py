@@ -168,6 +168,7 @@ def run_info(config: RunConfig, source: str, scenarios: list[Scenario]) -> dict[
         "systems": list(config.systems),
         "window": config.settings.window,
         "top_k": config.settings.top_k,
+        "hops": config.settings.hops,
         "summary_every": config.settings.summary_every,
         "extraction": "rules (offline, deterministic)",
         "llm": None if llm is None else {"base_url": llm.base_url, "model": llm.model},

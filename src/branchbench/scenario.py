@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+SPLITS = ("dev", "test", "threads", "graph")
+"""The shipped splits, each frozen in `branchbench.frozen`."""
 FORK_TYPES = ("edit", "regenerate", "checkpoint", "switch_back", "in_branch_change")
 ROLES = ("user", "assistant", "tool", "system")
 QUESTION_TYPES = ("leak", "retain")
@@ -61,15 +63,22 @@ class Scenario:
     anchor: str
     questions: tuple[Question, ...]
     source: str = field(default="", compare=False)
+    heads: tuple[str, ...] = ()
+    """Threads (format v1.1): the newest event of every thread other than the
+    anchor's. A root starts a thread; what a head's path holds counts as
+    known at the anchor, as a store shared across threads would make it."""
 
     def by_id(self) -> dict[str, ScenarioEvent]:
         """The events keyed by id."""
         return {e.id: e for e in self.events}
 
     def path_ids(self) -> list[str]:
-        """Ids of the anchor and all its ancestors, in arrival order."""
+        """Ids of the anchor, the heads of other threads and all their ancestors,
+        in arrival order."""
         events = self.by_id()
-        seen = reach(self.anchor, lambda eid: events[eid].parents if eid in events else ())
+        seen: set[str] = set()
+        for start in (self.anchor, *self.heads):
+            seen |= reach(start, lambda eid: events[eid].parents if eid in events else ())
         return [e.id for e in self.events if e.id in seen]
 
 
@@ -138,6 +147,7 @@ def scenario_from_dict(data: dict[str, Any], source: str = "") -> Scenario:
             anchor=str(data["anchor"]),
             questions=questions,
             source=source,
+            heads=_strs(data.get("heads"), f"{where}: heads"),
         )
     except (KeyError, TypeError) as exc:
         raise ScenarioError(f"{where}: missing or malformed field: {exc}") from exc
@@ -215,7 +225,7 @@ def split_dir(split: str) -> Path:
     """The folder of a shipped split (``dev`` or ``test``)."""
     d = DATA_DIR / split
     if not d.is_dir():
-        raise ManifestError(f"unknown split {split!r}; choose one of dev, test")
+        raise ManifestError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
     return d
 
 

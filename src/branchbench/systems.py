@@ -19,6 +19,7 @@ from .base import (
     section,
 )
 from .extract import CLIP, Derived
+from .graphctx import RELATIONS_HEADING, EdgeExtractor, graph_lines
 from .scenario import Question, ScenarioEvent
 
 __all__ = ["SYSTEMS", "TOP_K", "Settings", "System", "make_system"]
@@ -153,13 +154,16 @@ class Branchmem(System):
     def __init__(self, settings: Settings | None = None) -> None:
         super().__init__(settings)
         from branchmem import Store  # imported here so the other systems run without it
-        from branchmem.extract import ChainExtractor, SummaryExtractor
+        from branchmem.extract import ChainExtractor, Extractor, SummaryExtractor
 
         from .slots import SlotExtractor
 
         every = self.settings.summary_every
         self.store = Store()
-        self.chain = ChainExtractor(SlotExtractor(), SummaryExtractor(every=every, clip=CLIP))
+        parts: list[Extractor] = [SlotExtractor(), SummaryExtractor(every=every, clip=CLIP)]
+        if self.settings.hops:
+            parts.append(EdgeExtractor())
+        self.chain = ChainExtractor(*parts)
         self.tail = SummaryExtractor(every=every, clip=CLIP, partial=True)
         self.waiting: list[str] = []
 
@@ -182,7 +186,33 @@ class Branchmem(System):
     def context(self, anchor: str, question: Question) -> str:
         self.store.extract(at=anchor, extractor=self.tail, window=EXTRACT_WINDOW)
         window = self.settings.window if self.messages else 0
-        return self.store.context(at=anchor, window=window, k=None).text()
+        text = self.store.context(at=self.scope(anchor), window=window, k=None).text()
+        if not self.settings.hops:
+            return text
+        relations = graph_lines(self.store, anchor, question.question, self.settings.hops)
+        return join_sections(text, section(RELATIONS_HEADING, relations, "- "))
+
+    def scope(self, anchor: str) -> str | list[str]:
+        """``anchor``, then the newest event of every other thread (a root and
+        what is below it, by first parents), as a scope chain: memory shared
+        across threads, as the threads split (format v1.1) expects."""
+        newest: dict[str, str] = {}
+        for eid in self.events:  # arrival order
+            newest[self.root(eid)] = eid
+        own = self.root(anchor)
+        others = [h for r, h in newest.items() if r != own]
+        return [anchor, *others] if others else anchor
+
+    def root(self, eid: str) -> str:
+        """The first-parent root above ``eid`` among the received events."""
+        seen = {eid}
+        while eid in self.events and self.events[eid].parents:
+            up = self.events[eid].parents[0]
+            if up in seen or up not in self.events:
+                break
+            seen.add(up)
+            eid = up
+        return eid
 
 
 class BranchmemMemoryOnly(Branchmem):

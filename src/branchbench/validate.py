@@ -17,6 +17,9 @@ How the rules are read, where the document leaves room:
 
 - *Path*: the anchor and all its ancestors (through every parent of a merge).
   *Off path*: every other event, including the anchor's own descendants.
+  With ``heads`` (format v1.1, threads) the path also holds each head and
+  its ancestors; rule 8 checks that the heads are exactly the newest event
+  of every thread (a root and the events below it) but the anchor's.
 - *Occurs*: a plain substring test on an event's ``content``. Checks that a
   word must *not* occur somewhere (rules 4 and 5) also ignore case, so a
   scorer that folds case cannot find a hit the validator missed.
@@ -63,6 +66,7 @@ from pathlib import Path
 
 from branchbench.rules import FOLDER, Violation, validate_scenario
 from branchbench.scenario import (
+    SPLITS,
     ManifestError,
     Scenario,
     ScenarioError,
@@ -146,7 +150,7 @@ def validate_dir(path: str | Path, *, manifest: bool | None = None) -> list[Viol
 def _resolve(arg: str) -> Path:
     """A folder path, or the name of a shipped split (``dev``, ``test``)."""
     p = Path(arg)
-    if not p.exists() and arg in ("dev", "test"):
+    if not p.exists() and arg in SPLITS:
         try:
             return split_dir(arg)
         except ManifestError:
@@ -155,7 +159,7 @@ def _resolve(arg: str) -> Path:
 
 
 DESCRIPTION = (
-    f"Check branchbench scenario folders against the format rules 1-7 of {FORMAT_DOC} "
+    f"Check branchbench scenario folders against the format rules 1-8 of {FORMAT_DOC} "
     "(rule 0: a file or field problem). Exits 1 if any folder fails."
 )
 
