@@ -16,7 +16,7 @@ from branchmem import Store
 from branchmem.backends.base import Backend
 from branchmem.backends.memory import MemoryBackend
 from branchmem.backends.sqlite import SQLiteBackend
-from pg_helpers import (
+from helpers.pg_helpers import (
     PG_URL,
     PGSERVER,
     PGSERVER_SKIP,

@@ -255,7 +255,7 @@ def _backend(
                 "read-only mode"
             )
         return _postgres(path, create=create, durability=durability)
-    from .backends.sqlite import SQLiteBackend
+    from .backends.sqlite.backend import SQLiteBackend
 
     return SQLiteBackend(
         os.fspath(path),
@@ -268,7 +268,7 @@ def _backend(
 
 def _postgres(url: str, *, create: bool, durability: str) -> Backend:
     """A `PostgresBackend`, or one line naming the extra when psycopg is missing."""
-    from .backends.postgres import PostgresBackend
+    from .backends.postgres.backend import PostgresBackend
 
     try:
         return PostgresBackend(url, create=create, durability=durability)

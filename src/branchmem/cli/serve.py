@@ -143,7 +143,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     _need_server("serve")
     import uvicorn
 
-    from ..backends.pg_conn import public_url
+    from ..backends.postgres.conn import public_url
     from ..server.app import create_app
     from ..server.service import Limits
 

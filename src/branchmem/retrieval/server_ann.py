@@ -1,5 +1,5 @@
 """The vector side of a large search from the server's index (pgvector's
-HNSW on the PostgreSQL backend, `backends.pg_vector`), the gate still first.
+HNSW on the PostgreSQL backend, `backends.postgres.vector`), the gate still first.
 
 The search has the gate's answer already (the candidates). For at least
 `Settings.min_visible` of them, it asks the server for the namespace's

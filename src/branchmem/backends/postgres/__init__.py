@@ -1,0 +1,5 @@
+"""The PostgreSQL backend (the ``postgres`` extra)."""
+
+from .backend import PostgresBackend
+
+__all__ = ["PostgresBackend"]

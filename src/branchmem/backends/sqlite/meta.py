@@ -1,0 +1,310 @@
+"""SQLite tables around the graph: branches, head moves, snapshots, the
+lifecycle, erasure, vectors, listing and the audit log."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ...branch_types import AuditEntry, HeadMove, Snapshot
+from ..base import (
+    BranchRow,
+    EventRow,
+    LifeRow,
+    RecordRow,
+)
+from ..sqlrows import (
+    REC_COLS,
+    SEP,
+    branch_from_row,
+)
+from .parts import SQLiteParts, chunks, marks
+
+
+class MetaTables(SQLiteParts):
+    """Branches, lifecycle, erasure, vectors and audit of one SQLite store
+    (mixed into `SQLiteBackend`)."""
+
+    # branches -----------------------------------------------------------------
+    def get_branch(self, ns: str, name: str) -> str | None:
+        nid = self._ns(ns)
+        if nid is None:
+            return None
+        row = self._db.execute(
+            "SELECT head FROM branches WHERE ns=? AND name=?", (nid, name)
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_branch(self, ns: str, name: str, head: str) -> None:
+        nid = self._wns(ns)
+        self._branch_list.pop(nid, None)
+        self._db.execute(
+            "INSERT INTO branches VALUES (?,?,?) "
+            "ON CONFLICT (ns, name) DO UPDATE SET head=excluded.head",
+            (nid, name, head),
+        )
+
+    def list_branches(self, ns: str) -> list[tuple[str, str]]:
+        nid = self._ns(ns)
+        if nid is None:
+            return []
+        known = self._branch_list.get(nid)
+        if known is None:
+            sql = "SELECT name, head FROM branches WHERE ns=? ORDER BY name"
+            known = [(str(a), str(b)) for a, b in self._db.execute(sql, (nid,))]
+            self._branch_list[nid] = known
+        return list(known)
+
+    _BRANCH_COLS = "name, head, fork_point, parent, created_at, updated_at"
+
+    _branch = staticmethod(branch_from_row)
+
+    def get_branch_row(self, ns: str, name: str) -> BranchRow | None:
+        nid = self._ns(ns)
+        if nid is None:
+            return None
+        row = self._db.execute(
+            f"SELECT {self._BRANCH_COLS} FROM branches WHERE ns=? AND name=?", (nid, name)
+        ).fetchone()
+        return None if row is None else self._branch(row)
+
+    def list_branch_rows(self, ns: str) -> list[BranchRow]:
+        nid = self._ns(ns)
+        if nid is None:
+            return []
+        sql = f"SELECT {self._BRANCH_COLS} FROM branches WHERE ns=? ORDER BY name"
+        return [self._branch(r) for r in self._db.execute(sql, (nid,))]
+
+    def put_branch_row(self, ns: str, row: BranchRow) -> None:
+        nid = self._wns(ns)
+        self._branch_list.pop(nid, None)
+        self._db.execute(
+            f"INSERT OR REPLACE INTO branches (ns, {self._BRANCH_COLS}) VALUES (?,?,?,?,?,?,?)",
+            (nid, row.name, row.head, row.fork_point, row.parent, row.created_at, row.updated_at),
+        )
+
+    def delete_branch(self, ns: str, name: str) -> None:
+        nid = self._wns(ns)
+        self._branch_list.pop(nid, None)
+        self._db.execute("DELETE FROM branches WHERE ns=? AND name=?", (nid, name))
+
+    def add_head_moves(self, ns: str, moves: list[HeadMove]) -> None:
+        nid = self._wns(ns)
+        self._db.executemany(
+            "INSERT INTO head_moves VALUES (?,?,?,?,?,?,?)",
+            ((nid, m.branch, m.from_head, m.to_head, m.why, m.actor, m.at) for m in moves),
+        )
+
+    def head_moves(self, ns: str, name: str) -> list[HeadMove]:
+        nid = self._ns(ns)
+        if nid is None:
+            return []
+        sql = (
+            "SELECT branch, from_head, to_head, why, actor, at FROM head_moves "
+            "WHERE ns=? AND branch=? ORDER BY rowid"
+        )
+        return [
+            HeadMove(b, f, t, why, actor, at, ns)
+            for b, f, t, why, actor, at in self._db.execute(sql, (nid, name))
+        ]
+
+    def get_snapshot(self, ns: str, name: str) -> Snapshot | None:
+        nid = self._ns(ns)
+        if nid is None:
+            return None
+        row = self._db.execute(
+            "SELECT name, branch, event, created_at FROM snapshots WHERE ns=? AND name=?",
+            (nid, name),
+        ).fetchone()
+        return None if row is None else Snapshot(row[0], row[1], row[2], ns, row[3])
+
+    def put_snapshot(self, ns: str, snap: Snapshot) -> None:
+        nid = self._wns(ns)
+        self._db.execute(
+            "INSERT OR REPLACE INTO snapshots VALUES (?,?,?,?,?)",
+            (nid, snap.name, snap.branch, snap.event, snap.created_at),
+        )
+
+    def list_snapshots(self, ns: str) -> list[Snapshot]:
+        nid = self._ns(ns)
+        if nid is None:
+            return []
+        sql = "SELECT name, branch, event, created_at FROM snapshots WHERE ns=? ORDER BY name"
+        return [Snapshot(r[0], r[1], r[2], ns, r[3]) for r in self._db.execute(sql, (nid,))]
+
+    # lifecycle and erasure ------------------------------------------------------
+    def has_lifecycle(self, ns: str) -> bool:
+        nid = self._ns(ns)
+        if nid is None:
+            return False
+        # The second test is answered by the partial index records_timed (named:
+        # the planner would rather scan the namespace in the records' key).
+        row = self._db.execute(
+            "SELECT EXISTS (SELECT 1 FROM life WHERE ns=?) OR EXISTS (SELECT 1 FROM records "
+            "INDEXED BY records_timed WHERE ns=? AND (expires_at IS NOT NULL "
+            "OR valid_from IS NOT NULL OR valid_to IS NOT NULL))",
+            (nid, nid),
+        ).fetchone()
+        return bool(row[0])
+
+    def get_life(self, ns: str, ids: Iterable[str]) -> dict[str, LifeRow]:
+        nid = self._ns(ns)
+        if nid is None:
+            return {}
+        out: dict[str, LifeRow] = {}
+        for chunk in chunks(list(ids)):
+            sql = (
+                "SELECT id, archived_at, restored_at, uses, last_used FROM life "
+                f"WHERE ns=? AND id IN ({marks(len(chunk))})"
+            )
+            for rid, a, r, u, lu in self._db.execute(sql, (nid, *chunk)):
+                out[rid] = LifeRow(a, r, u, lu)
+        return out
+
+    def put_life(self, ns: str, rows: dict[str, LifeRow]) -> None:
+        nid = self._wns(ns)
+        self._db.executemany(
+            "INSERT OR REPLACE INTO life VALUES (?,?,?,?,?,?)",
+            ((nid, i, r.archived_at, r.restored_at, r.uses, r.last_used) for i, r in rows.items()),
+        )
+
+    def expired_records(self, ns: str, now: float) -> list[str]:
+        nid = self._ns(ns)
+        if nid is None:
+            return []
+        sql = (
+            "SELECT id FROM records INDEXED BY records_timed "
+            "WHERE ns=? AND expires_at<=? ORDER BY seq"
+        )
+        return [r[0] for r in self._db.execute(sql, (nid, now))]
+
+    def records_with_sources(self, ns: str, event_ids: Iterable[str]) -> list[str]:
+        nid = self._ns(ns)
+        if nid is None:
+            return []
+        want = set(event_ids)
+        # A scan: erasure is rare, and sources are not indexed by event.
+        sql = "SELECT id, sources FROM records WHERE ns=?"
+        return [
+            rid for rid, src in self._db.execute(sql, (nid,)) if want.intersection(src.split(SEP))
+        ]
+
+    def records_of_kind(self, ns: str, kind: str) -> list[RecordRow]:
+        nid = self._ns(ns)
+        if nid is None:
+            return []
+        sql = f"SELECT {REC_COLS} FROM records WHERE ns=? AND kind=? ORDER BY seq"
+        return [self._record(ns, r) for r in self._db.execute(sql, (nid, kind))]
+
+    def delete_records(self, ns: str, ids: list[str]) -> None:
+        nid = self._wns(ns)
+        self._mark_erasure()
+        self._top.pop(nid, None)
+        for table, col in (
+            ("records", "id"), ("life", "id"), ("record_waits", "record"), ("vectors", "id"),
+        ):  # fmt: skip
+            self._db.executemany(
+                f"DELETE FROM {table} WHERE ns=? AND {col}=?", ((nid, i) for i in ids)
+            )
+
+    def erase_event(self, ns: str, event_id: str) -> None:
+        nid = self._wns(ns)
+        self._mark_erasure()
+        self._db.execute(
+            "UPDATE events SET content='', meta=NULL WHERE ns=? AND id=?", (nid, event_id)
+        )
+
+    def drop_namespace(self, ns: str) -> None:
+        nid = self._ns(ns)
+        if nid is None:
+            return
+        self._mark_erasure()
+        for table in (
+            "events", "waits", "segments", "records", "record_waits", "branches",
+            "head_moves", "snapshots", "life", "vectors",
+        ):  # fmt: skip
+            self._db.execute(f"DELETE FROM {table} WHERE ns=?", (nid,))
+        # The name (often a user id or an email) goes; the number stays, never
+        # reused, holding the audit lines (ids and ops, never content).
+        self._db.execute("UPDATE namespaces SET name=? WHERE id=?", (f"\x00purged {nid}", nid))
+        self._ns_ids.pop(ns, None)
+        self._seg_cache = {k: v for k, v in self._seg_cache.items() if k[0] != nid}
+        self._top.pop(nid, None)
+
+    # vectors ------------------------------------------------------------------
+    def get_vectors(
+        self, ns: str, embedder: str, ids: Iterable[str]
+    ) -> dict[str, tuple[str, bytes]]:
+        nid = self._ns(ns)
+        if nid is None:
+            return {}
+        out: dict[str, tuple[str, bytes]] = {}
+        for chunk in chunks(list(ids)):
+            sql = (
+                "SELECT id, digest, vec FROM vectors WHERE ns=? AND embedder=? "
+                f"AND id IN ({marks(len(chunk))})"
+            )
+            for rid, digest, vec in self._db.execute(sql, (nid, embedder, *chunk)):
+                out[rid] = (digest, bytes(vec))
+        return out
+
+    def put_vectors(self, ns: str, embedder: str, rows: list[tuple[str, str, bytes]]) -> None:
+        nid = self._wns(ns)
+        # Only for records still stored: a record purged meanwhile gets no vector.
+        self._db.executemany(
+            "INSERT OR REPLACE INTO vectors SELECT ?, ?, ?, ?, ? "
+            "WHERE EXISTS (SELECT 1 FROM records WHERE ns=? AND id=?)",
+            ((nid, embedder, rid, digest, blob, nid, rid) for rid, digest, blob in rows),
+        )
+
+    # audit --------------------------------------------------------------------
+    def list_events(self, ns: str, offset: int, limit: int) -> list[EventRow]:
+        nid = self._ns(ns)
+        if nid is None:
+            return []
+        sql = (
+            "SELECT id, parents, role, content, meta, created_at, seg, seq FROM events "
+            "WHERE ns=? ORDER BY rowid LIMIT ? OFFSET ?"
+        )
+        return [self._event(ns, r) for r in self._db.execute(sql, (nid, limit, offset))]
+
+    def list_records(self, ns: str, offset: int, limit: int) -> list[RecordRow]:
+        nid = self._ns(ns)
+        if nid is None:
+            return []
+        sql = f"SELECT {REC_COLS} FROM records WHERE ns=? ORDER BY seq LIMIT ? OFFSET ?"
+        return [self._record(ns, r) for r in self._db.execute(sql, (nid, limit, offset))]
+
+    def add_audit(self, ns: str, entries: list[AuditEntry]) -> None:
+        nid = self._wns(ns)
+        # Numbered within the namespace: no tenant sees another's volume. The
+        # last number is kept while no other connection writes.
+        top = self._audit_top.get(nid)
+        if top is None:
+            row = self._db.execute("SELECT max(seq) FROM audit WHERE ns=?", (nid,)).fetchone()
+            top = int(row[0]) if row and row[0] is not None else 0
+        self._db.executemany(
+            "INSERT INTO audit VALUES (?,?,?,?,?,?)",
+            [
+                (nid, top + i, e.at, e.actor, e.op, SEP.join(e.ids))
+                for i, e in enumerate(entries, 1)
+            ],
+        )
+        self._audit_top[nid] = top + len(entries)
+
+    def audit(self, ns: str, since: float | None) -> list[AuditEntry]:
+        nid = self._ns(ns)
+        if nid is None:
+            return []
+        sql = "SELECT seq, at, actor, op, ids FROM audit WHERE ns=? AND at>=? ORDER BY seq"
+        low = float("-inf") if since is None else since
+        return [
+            AuditEntry(at, op, tuple(ids.split(SEP)) if ids else (), actor, ns, seq)
+            for seq, at, actor, op, ids in self._db.execute(sql, (nid, low))
+        ]
+
+    # query logs ---------------------------------------------------------------
+    def query_logs(self) -> list[str]:
+        return [r[0] for r in self._db.execute("SELECT path FROM query_logs ORDER BY path")]
+
+    def add_query_log(self, path: str) -> None:
+        self._db.execute("INSERT OR IGNORE INTO query_logs VALUES (?)", (path,))

@@ -1,0 +1,161 @@
+"""The package's layers: imports run one way (no cycle, type-only ones and those
+inside functions included), `Store` is a plain class, and nothing below the
+shells imports it.
+
+Every module of ``src/branchmem`` is read as source (nothing is imported), so
+an import under ``TYPE_CHECKING`` or inside a function counts like any other.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+from branchmem import Store
+
+ROOT = Path(__file__).resolve().parents[2] / "src"
+PACKAGE = "branchmem"
+
+# The shells, which may import `Store` (and the two modules that define and export it).
+SHELLS = (
+    "branchmem.cli",
+    "branchmem.client",
+    "branchmem.server",
+    "branchmem.integrations",
+    "branchmem.testing",  # the contract suite, which runs `Store` over a backend
+)
+MAY_IMPORT_STORE = {"branchmem", "branchmem.store"}
+
+
+def modules(root: Path = ROOT, package: str = PACKAGE) -> dict[str, tuple[Path, bool]]:
+    """Module name -> (file, is a package's ``__init__``)."""
+    out = {}
+    for path in sorted((root / package).rglob("*.py")):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        is_pkg = parts[-1] == "__init__"
+        if is_pkg:
+            parts.pop()
+        out[".".join(parts)] = (path, is_pkg)
+    return out
+
+
+def imports(name: str, path: Path, is_pkg: bool, known: set[str]) -> Iterator[str]:
+    """The modules of the package that ``name`` imports, anywhere in its source.
+
+    ``from a import b`` counts as an import of ``a.b`` when that is a module
+    (``from . import x`` of a submodule), else of ``a``; an import of a name
+    that is not a module of the package counts as its nearest enclosing one."""
+    here = name.split(".") if is_pkg else name.split(".")[:-1]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = here[: len(here) - node.level + 1]
+                base = ".".join([*parts, node.module] if node.module else parts)
+            else:
+                base = node.module or ""
+            targets = [
+                f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names
+            ]
+        else:
+            continue
+        for target in targets:
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                yield target
+
+
+def graph(root: Path = ROOT, package: str = PACKAGE) -> dict[str, set[str]]:
+    mods = modules(root, package)
+    known = set(mods)
+    return {name: set(imports(name, path, is_pkg, known)) for name, (path, is_pkg) in mods.items()}
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(edges):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(edges[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    comp = []
+                    while True:
+                        x = stack.pop()
+                        on_stack.discard(x)
+                        comp.append(x)
+                        if x == v:
+                            break
+                    if len(comp) > 1:
+                        found.append(sorted(comp))
+            elif w not in index:
+                index[w] = low[w] = len(index)
+                stack.append(w)
+                on_stack.add(w)
+                work.append((w, iter(sorted(edges[w]))))
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+    return found
+
+
+def test_no_import_cycle() -> None:
+    left = cycles(graph())
+    assert left == [], f"import cycles (each module imports the next, around): {left}"
+
+
+def test_the_cycle_finder_sees_every_kind_of_import(tmp_path: Path) -> None:
+    """A cycle made only by a type-only import, one inside a function, or a
+    submodule named by ``from . import``, absolute or relative, is found."""
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    files = {
+        "a.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .b import B\n",
+        "b.py": "def f():\n    import pkg.a\n",
+        "c.py": "from .sub import d\n",
+        "sub/d.py": "from .. import c\n",
+        "e.py": "from pkg.sub.f import x\n",
+        "sub/f.py": "x = 1\n",
+    }
+    for name, text in files.items():
+        (pkg / name).write_text(text)
+    found = {frozenset(c) for c in cycles(graph(tmp_path, "pkg"))}
+    assert found == {frozenset({"pkg.a", "pkg.b"}), frozenset({"pkg.c", "pkg.sub.d"})}
+    assert graph(tmp_path, "pkg")["pkg.e"] == {"pkg.sub.f"}
+
+
+def test_store_is_a_plain_class() -> None:
+    assert Store.__bases__ == (object,)
+    assert Store.__mro__ == (Store, object)
+
+
+def test_nothing_below_the_shells_imports_store() -> None:
+    edges = graph()
+    importers = sorted(m for m, targets in edges.items() if "branchmem.store" in targets)
+    below = [m for m in importers if not m.startswith(SHELLS) and m not in MAY_IMPORT_STORE]
+    assert below == [], f"these import branchmem.store; type them with branchmem.api: {below}"
+    # And none reaches it through the package's front door either.
+    front = [
+        m
+        for m, targets in edges.items()
+        if "branchmem" in targets and not m.startswith(SHELLS) and m not in MAY_IMPORT_STORE
+    ]
+    assert front == [], f"these import the package itself (and so Store): {front}"

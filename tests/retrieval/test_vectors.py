@@ -1,0 +1,123 @@
+"""Record vectors persisted with the records: embedded once per record and
+embedder, read back by other `Store` objects, deleted with the record."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from branchmem import HashingEmbedder, Store
+from branchmem.backends.base import VectorStore
+from branchmem.backends.memory import MemoryBackend
+from branchmem.retrieval.embed import Vector
+from helpers.pg_helpers import PGV_SCHEMAS, SCHEMAS
+
+
+class Counting:
+    """An embedder that counts the passages it embeds."""
+
+    def __init__(self) -> None:
+        self.inner = HashingEmbedder(32)
+        self.name, self.dim = "counting-32", 32
+        self.passages = 0
+        self.queries = 0
+
+    def embed_queries(self, texts: Sequence[str]) -> list[Vector]:
+        self.queries += len(texts)
+        return self.inner.embed_queries(texts)
+
+    def embed_passages(self, texts: Sequence[str]) -> list[Vector]:
+        self.passages += len(texts)
+        return self.inner.embed_passages(texts)
+
+
+TEXTS = ["用户对花生过敏", "用户下个月搬去杭州", "预算三千元", "用户喜欢川菜", "用户养了一只猫"]
+
+
+def fill(store: Store) -> None:
+    store.add_events([{"id": "e1"}, {"id": "e2", "parent": "e1"}])
+    for i, t in enumerate(TEXTS):
+        store.add_memory(t, sources=["e2" if i % 2 else "e1"], id=f"m{i}")
+
+
+@pytest.fixture
+def reopen(backend_name: str, tmp_path: Path) -> Iterator[Callable[[], Store]]:
+    """Each call: a new `Store` object over the same stored data."""
+    shared = MemoryBackend()
+    pool = PGV_SCHEMAS if backend_name == "pgvector" else SCHEMAS
+    schema = pool.take() if backend_name in ("postgres", "pgvector") else ""
+
+    def make() -> Store:
+        if backend_name == "memory":
+            return Store(backend=shared)
+        if backend_name in ("postgres", "pgvector"):
+            from branchmem.backends.postgres import PostgresBackend
+
+            return Store(backend=PostgresBackend(pool.url, schema=schema))
+        return Store(tmp_path / "v.db")
+
+    yield make
+    if schema:
+        pool.give_back([schema])
+
+
+def ranking(store: Store, emb: Counting) -> list[tuple[str, float]]:
+    return [
+        (h.memory.id, h.score) for h in store.search("花生", at="e2", k=5, embedder=emb, now=2e9)
+    ]
+
+
+def test_each_record_is_embedded_once_across_store_objects(reopen: Callable[[], Store]) -> None:
+    emb = Counting()
+    first = reopen()
+    fill(first)
+    before = ranking(first, emb)
+    assert emb.passages == len(TEXTS)
+    first.close()
+    second = reopen()
+    assert ranking(second, emb) == before
+    assert emb.passages == len(TEXTS), "a new Store object read the vectors, not the embedder"
+    assert emb.queries == 2  # one per process-level cache; queries are not stored
+    second.add_memory("用户想去成都", sources=["e2"], id="m9")
+    ranking(second, emb)
+    assert emb.passages == len(TEXTS) + 1  # only the new record
+    second.close()
+
+
+def test_vectors_go_with_purged_records(reopen: Callable[[], Store]) -> None:
+    emb = Counting()
+    store = reopen()
+    fill(store)
+    ranking(store, emb)
+    b = store._engine.backend
+    assert isinstance(b, VectorStore)
+    assert set(b.get_vectors("default", emb.name, ["m0", "m1"])) == {"m0", "m1"}
+    store.purge(memories=["m0"])
+    assert set(b.get_vectors("default", emb.name, ["m0", "m1"])) == {"m1"}
+    # the same id written again with other text is embedded again, not served stale
+    store.add_memory("完全不同的内容", sources=["e1"], id="m0")
+    ranking(store, emb)
+    assert emb.passages == len(TEXTS) + 1
+    store.purge(whole_namespace=True)
+    assert b.get_vectors("default", emb.name, ["m1"]) == {}
+    store.close()
+
+
+def test_a_stored_vector_for_other_text_is_not_used(reopen: Callable[[], Store]) -> None:
+    emb = Counting()
+    store = reopen()
+    fill(store)
+    b = store._engine.backend
+    assert isinstance(b, VectorStore)
+    with b.transaction():
+        b.put_vectors("default", emb.name, [("m0", "not the digest", b"\0" * 4 * emb.dim)])
+        b.put_vectors("default", emb.name, [("ghost", "x", b"\0" * 4 * emb.dim)])
+    assert b.get_vectors("default", emb.name, ["ghost"]) == {}  # no record, no vector
+    got = ranking(store, emb)
+    assert emb.passages == len(TEXTS)  # m0's stored vector was refused and made again
+    other = Store()
+    fill(other)
+    assert got == ranking(other, Counting())
+    store.close()
