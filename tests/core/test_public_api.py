@@ -40,6 +40,7 @@ NEEDS_AN_EXTRA = {
     "branchmem.server.models",  # server: pydantic
     "branchmem.server.mcp_tools",  # server: mcp
     "branchmem.server.schema",  # server: fastapi, pydantic
+    "branchmem.server.deps",  # server: fastapi
     "branchmem.server.tree_routes",  # server: fastapi, pydantic
     "branchmem.server.mcp_branch_tools",  # server: mcp
     "branchmem.server.graph_routes",  # server: fastapi, pydantic

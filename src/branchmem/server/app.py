@@ -16,8 +16,7 @@ from collections.abc import Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, TypeVar
 
-from fastapi import Depends, FastAPI, Query, Request
-from fastapi import Path as FPath
+from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi_offline import FastAPIOffline
@@ -31,13 +30,14 @@ from ..validate import MAX_DEPTH, MAX_INT
 from . import models as M
 from . import service as svc
 from .auth import KeyStore, key_of
+from .deps import C, NSName, context
 from .errors import UnknownRoute, to_payload
 from .graph_routes import add_graph_routes
 from .limits import BodyLimit, LoopbackHosts
 from .schema import Anchor, Id, Name, Text
 from .schema import install as install_schema
 from .served import WORKERS, Served
-from .service import Ctx, Limits, Page
+from .service import Limits, Page
 from .shapes import closest_shape
 from .tree_routes import tree_routes
 
@@ -90,7 +90,7 @@ def create_app(
     install_schema(app, served.limits)
     _error_handlers(app)
     _routes(app, served)
-    add_graph_routes(app, NS, served.run, _ctx)
+    add_graph_routes(app, NS, served.run, context)
     _inspector(app)
     if mcp:
         from .mcp_tools import mount_mcp
@@ -196,18 +196,6 @@ def _paged(p: Page, name: str) -> dict[str, Any]:
 # say what to do (and keep their types: LimitExceeded for a server's cap).
 Offset = Annotated[int, Query(ge=0, json_schema_extra={"maximum": MAX_INT})]
 Window = Annotated[int | None, Query(ge=0, json_schema_extra={"maximum": MAX_INT})]
-NSName = Annotated[Id, FPath(description="the namespace")]
-
-
-def _ctx(namespace: NSName, request: Request) -> Ctx:
-    served: Served = request.app.state.served
-    key = key_of(request)
-    c = served.ctx(served.principal(key), key)
-    c.allow(namespace, "read")  # a namespace unknown to this key: 404 before anything else
-    return c
-
-
-C = Annotated[Ctx, Depends(_ctx)]
 
 
 def _routes(app: FastAPI, served: Served) -> None:

@@ -7,16 +7,15 @@
 
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Query, Request
+from fastapi import FastAPI, Query
 from fastapi import Path as FPath
 from pydantic import BaseModel, Field
 
 from . import tree_service as ts
-from .auth import key_of
+from .deps import C, NSName
 from .models import EventOut, Kind, MemoryOut
 from .schema import Anchor, Id
 from .served import Served
-from .service import Ctx
 
 
 class EventPageOut(BaseModel):
@@ -44,19 +43,7 @@ class DiffOut(BaseModel):
 Cursor = Annotated[str | None, Query(max_length=40, description="from the previous page")]
 
 
-NSName = Annotated[Id, FPath(description="the namespace")]
 EventId = Annotated[Id, FPath(description="the event")]
-
-
-def _ctx(namespace: NSName, request: Request) -> Ctx:
-    served: Served = request.app.state.served
-    key = key_of(request)
-    c = served.ctx(served.principal(key), key)
-    c.allow(namespace, "read")  # a namespace unknown to this key: 404 before anything else
-    return c
-
-
-C = Annotated[Ctx, Depends(_ctx)]
 
 
 def tree_routes(app: FastAPI, served: Served, ns: str) -> None:
