@@ -10,6 +10,10 @@ before the patterns were written, and the patterns were not changed after it
 was first measured. Its author also wrote the patterns, so phrasings one
 person thinks of overlap; read the figures as an upper estimate for other
 people's wording.
+
+A second line scores the kinds added later (device changes, pets, diet
+changes, sport) on their own set, tests/data/rules_kinds.jsonl, written
+before those patterns and kept apart from the first.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from branchmem.extract import RuleExtractor
 from branchmem.extract.evaluate import load, score
 
 SET = Path(__file__).resolve().parent.parent / "tests" / "data" / "rules_heldout.jsonl"
+KINDS = SET.with_name("rules_kinds.jsonl")  # device changes, pets, diet, sport: apart
 
 
 def main() -> None:
@@ -38,6 +43,11 @@ def main() -> None:
             f"({s.true_pos}/{s.true_pos + s.false_pos}), recall {s.recall:.2f} "
             f"({s.true_pos}/{s.true_pos + s.false_neg})"
         )
+    s = score(parse, load(KINDS))
+    print(
+        f"kinds set: precision {s.precision:.2f} ({s.true_pos}/{s.true_pos + s.false_pos}), "
+        f"recall {s.recall:.2f} ({s.true_pos}/{s.true_pos + s.false_neg})"
+    )
     if args.misses:
         for m in score(parse, items).misses:
             print(m)

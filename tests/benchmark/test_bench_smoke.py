@@ -60,7 +60,7 @@ EXPECTED: dict[str, list[tuple[str, int]]] = {
         (r"\(\d+\.\d\dx keyword\)$", 4),
     ],
     "redact": [(r"; ratio \d+(\.\d\d)?x$", 4), (r"^all +\d+ +\d+ +\d+ +\d\.\d{3} +\d\.\d{3}$", 1)],
-    "rules_accuracy": [(r"precision \d\.\d\d \(\d+/\d+\), recall \d\.\d\d \(\d+/\d+\)$", 3)],
+    "rules_accuracy": [(r"precision \d\.\d\d \(\d+/\d+\), recall \d\.\d\d \(\d+/\d+\)$", 4)],
     "search": [
         (r"\(\d+\.\dx gated, \d+\.\dx gated reading the gate\), recall@10", 2),
         (r"-> \d+\.\dx the floor", 5),

@@ -110,3 +110,41 @@ def test_a_deleted_fact_is_cut_from_summaries_on_that_path_only(store: Store) ->
 def test_without_keeps_clauses_with_the_new_value() -> None:
     assert without("定在十五号。改到二十五号吧。", ["十五号"], ["二十五号"]) == "改到二十五号吧。"
     assert without("a, b, c", ["b"]) == "a, c"
+
+
+def test_a_clause_stating_an_old_value_goes_even_beside_a_current_one(store: Store) -> None:
+    # the old employer shares its clause with the job, a value still current
+    chat(
+        store,
+        [
+            ("e1", None, "user", "我在腾讯做产品经理。"),
+            ("e2", "e1", "user", "我换工作了，现在在阿里巴巴上班。"),
+        ],
+    )
+    rules = RuleExtractor()
+    store.extract(at="e1", extractor=rules)
+    store.extract(at="e2", extractor=rules)
+    store.extract(at="e2", extractor=SummaryExtractor(every=2))
+    assert all("腾讯" not in s for s in summaries(store, "e2"))
+    assert "用户的职业是产品经理" in [m.content for m in store.memories(at="e2")]
+
+
+def test_an_old_value_the_assistant_repeated_is_dropped_too(store: Store) -> None:
+    chat(
+        store,
+        [
+            ("e1", None, "user", "I live in Oslo."),
+            ("e2", "e1", "assistant", "Oslo is lovely, and I can plan a weekend in Oslo for you."),
+            ("e3", "e2", "user", "Actually I'm moving to Bergen."),
+            ("e4", "e3", "assistant", "Noted."),
+        ],
+    )
+    rules = RuleExtractor()
+    for at in ("e1", "e3"):
+        store.extract(at=at, extractor=rules)
+    store.extract(at="e4", extractor=SummaryExtractor(every=4))
+    (text,) = summaries(store, "e4")
+    assert "Oslo" not in text and "Bergen" in text
+    # off the change's path the assistant's line stands
+    store.extract(at="e2", extractor=SummaryExtractor(every=2))
+    assert any("Oslo" in s for s in summaries(store, "e2"))

@@ -19,7 +19,7 @@ SINGLE = frozenset(
 
 MULTI = frozenset(
     {"user.likes", "user.dislikes", "user.allergy", "user.pet", "user.family"}
-    | {"user.device", "user.plan"}
+    | {"user.device", "user.plan", "user.sport"}
 )
 """Keys whose values accumulate (a person has several pets and likes)."""
 
@@ -38,6 +38,7 @@ TEMPLATES: dict[str, tuple[str, str]] = {
     "user.birthday": ("用户的生日是{v}", "User's birthday is {v}"),
     "user.device": ("用户使用{v}", "User uses {v}"),
     "user.plan": ("用户打算{v}", "User plans to {v}"),
+    "user.sport": ("用户的运动：{v}", "User does sport: {v}"),
 }
 
 UPCOMING = re.compile(
@@ -228,7 +229,9 @@ _JOBS = (
 )
 _PETS = (
     "dogs?|cats?|puppy|kitten|rabbits?|bunny|hamsters?|parrots?|fish|goldfish|turtles?|"
-    "snakes?|lizards?|guinea pigs?|horses?|ferrets?|corgi|labrador|retriever|poodle|beagle"
+    "snakes?|lizards?|guinea pigs?|horses?|ferrets?|corgi|labrador|retriever|poodle|beagle|"
+    "greyhound|husky|terrier|bulldog|dachshund|spaniel|shepherd|pug|chihuahua|budgies?|"
+    "chinchillas?|tortoises?|geckos?|axolotls?|cockatiels?|mice|rats?"
 )
 _FAMILY = (
     "daughters?|sons?|kids|children|child|wife|husband|partner|boyfriend|girlfriend|"
@@ -334,7 +337,7 @@ EN: list[tuple[str, str, re.Pattern[str]]] = [
         (
             "user.pet",
             "add",
-            r"\b(?:i|we) (?:have|own|adopted|got) (?:a|an|two|three|four|\d+) (?:\w+ )?(?P<v>"
+            r"\b(?:i|we)(?:'ve| have)? (?:have|own|adopted|got|rescued) (?:a|an|two|three|four|\d+) (?:\w+ )?(?P<v>"
             + _PETS
             + r")\b",
         ),
@@ -383,3 +386,86 @@ QUESTION = re.compile(
 CLAUSE = re.compile(
     r"[，。！；,!;]|(?<![0-9])\.(?![0-9])|\s+but\s+|\s+and\s+(?=i\b)", re.IGNORECASE
 )
+
+# ------------------------------------------------ changes, pets, diet, sport
+_Z_DEV = (
+    r"(?P<v>(?:iPhone|iPad|MacBook|Mac|小米|红米|Redmi|华为|荣耀|三星|ThinkPad|联想|戴尔|"
+    r"OPPO|vivo|一加|Pixel|Surface|Galaxy|Kindle)[^，。！？]{0,14})"
+)
+_Z_WHEN = r"(?:上周|上个月|最近|前几天|昨天|刚刚?|新|今年)?"
+_Z_SPORT = (
+    "篮球|足球|羽毛球|网球|乒乓球|排球|棒球|高尔夫|台球|壁球|跑步|慢跑|游泳|攀岩|骑车|骑行|"
+    "滑雪|瑜伽|健身|徒步|冲浪|拳击|跳舞|普拉提|划船|滑板|太极拳?|马拉松"
+)
+ZH += [
+    (k, op, re.compile(p))
+    for k, op, p in [
+        (
+            "user.device",
+            "add",
+            r"^我?" + _Z_ADV + _Z_WHEN + r"(?:把)?(?:手机|电脑|笔记本|平板)?"
+            r"(?:换了|换成了?|换到|新买了|买了|入手了)(?:一台|一部|一个|个|台|部)?(?:新的?)?"
+            r"(?:手机|电脑|笔记本|平板)?" + _Z_DEV + r"$",
+        ),
+        (
+            "user.pet",
+            "add",
+            r"^我(?:们)?(?:家)?" + _Z_ADV + _Z_WHEN + r"(?:有|来了|领养了|收养了|捡了)"
+            r"(?:一|两|三|几|\d+)?(?:只|条|匹)(?P<v>" + _ANIMALS + r")",
+        ),
+        (
+            "user.diet",
+            "add",
+            r"^我" + _Z_ADV + _Z_WHEN + r"(?:从[^，。]{1,6}?)?(?:开始|改|改为|转为|转成|在|正在)"
+            r"(?:吃)?(?P<v>素|素食|生酮饮食|生酮|轻断食|低碳水饮食|低碳饮食|地中海饮食|无麸质饮食)了?$",
+        ),
+        (
+            "user.sport",
+            "add",
+            r"^我"
+            + _Z_ADV
+            + r"(?:每周|每天|每个?周末|周末|经常|平时|每天早上|早上|晚上|每晚|偶尔|最近)?"
+            r"(?:都|会|也|常)?(?:去)?(?:打|踢|练|玩|做)?(?:[一两三四五六七八九十\d]+次)?(?P<v>"
+            + _Z_SPORT
+            + r")",
+        ),
+    ]
+]
+_E_SPORT_PLAY = (
+    "tennis|football|soccer|basketball|volleyball|badminton|golf|squash|hockey|baseball|"
+    "cricket|rugby|table tennis|ping pong|pickleball|padel"
+)
+_E_SPORT_GO = (
+    "running|swimming|climbing|bouldering|cycling|hiking|skiing|surfing|jogging|rowing|"
+    "skating|snowboarding|kayaking"
+)
+_E_SPORT_DO = "yoga|pilates|crossfit|karate|judo|boxing|taekwondo|tai chi|kickboxing"
+EN += [
+    (k, op, re.compile(p, re.IGNORECASE))
+    for k, op, p in [
+        (
+            "user.device",
+            "add",
+            r"\bi(?:'ve| have)? (?:just |recently )?(?:switched|upgraded|changed|moved) to "
+            r"(?:a |an |the )?(?P<v>" + _DEVICES + r")" + _E_END,
+        ),
+        (
+            "user.device",
+            "add",
+            r"\bi(?:'ve| have)? (?:just )?replaced my (?:old )?(?:phone|laptop|computer|tablet) "
+            r"with (?:a |an )?(?P<v>[\w .-]{2,20}?)(?=[.!,]|$| last\b| this\b)",
+        ),
+        ("user.pet", "add", r"^my (?:\w+ )?(?P<v>" + _PETS + r")\b(?!'s? (?:food|allergy))"),
+        (
+            "user.diet",
+            "add",
+            r"\bi(?:'ve| have)? (?:went|gone|become|became|turned|started eating) (?:a |an )?"
+            r"(?P<v>vegetarian|vegan|pescatarian|plant-based)\b",
+        ),
+        ("user.diet", "add", r"\b" + _I_AM + r" (?:now )?on an? (?P<v>[\w-]{2,20}) diet\b"),
+        ("user.diet", "add", r"\bi switched to an? (?P<v>[\w-]{2,20}) diet\b"),
+        ("user.sport", "add", r"\bi (?:play|played) (?P<v>" + _E_SPORT_PLAY + r")\b"),
+        ("user.sport", "add", r"\bi (?:go|went) (?P<v>" + _E_SPORT_GO + r")\b"),
+        ("user.sport", "add", r"\bi (?:do|practi[cs]e) (?P<v>" + _E_SPORT_DO + r")\b"),
+    ]
+]

@@ -16,6 +16,7 @@ from functools import lru_cache
 
 from ..errors import InvalidInput
 from ..model import ROLES, Event, Memory
+from .devices import DEVICE_CHANGE, device_kind
 from .edges import edge_proposals
 from .patterns import (
     CLAUSE,
@@ -54,6 +55,9 @@ class Fact:
     lang: str
     upcoming: bool = False
     """A move still to come (``user.location`` only): the text says "is moving to"."""
+    replaces: str | None = None
+    """A change of device ("换了小米14", "switched to a Pixel"): the kind of
+    device it replaces (``"phone"``, ``"laptop"``, ``"tablet"`` or ``"device"``)."""
 
     @property
     def content(self) -> str:
@@ -81,7 +85,8 @@ def same_value(a: str, b: str) -> bool:
 class RuleExtractor:
     """Chinese and English patterns for name, where one lives or moves to, job,
     employer, school, likes, dislikes, diet, allergies, pets, family, birthday,
-    devices and plans. Standard library only, deterministic.
+    devices (a change of device replaces the old one of its kind), sport and
+    plans. Standard library only, deterministic.
 
     ``roles`` are the roles whose messages are read (``("user",)`` by
     default; add ``"assistant"`` to read replies too). ``edges=True`` also
@@ -154,7 +159,9 @@ def _parse(text: str) -> tuple[Fact, ...]:
             if value:
                 seen.add(key)
                 upcoming = key == "user.location" and op == "add" and bool(UPCOMING.search(clause))
-                out.setdefault((key, norm(value)), Fact(op, key, value, lang, upcoming))
+                change = key == "user.device" and op == "add" and DEVICE_CHANGE.search(clause)
+                kind = (device_kind(value) or device_kind(clause) or "device") if change else None
+                out.setdefault((key, norm(value)), Fact(op, key, value, lang, upcoming, kind))
     return tuple(out.values())
 
 
@@ -171,6 +178,16 @@ def _reconcile(
     if f.key in MULTI:
         if any(same_value(_value(m), f.value) for m in mine):
             return []
+        if f.replaces is not None:  # a new device replaces the old one of its kind
+            same = [m for m in mine if not newer(m) and _kind(m) == f.replaces]
+            if f.replaces == "device" and len(mine) == 1 and not newer(mine[0]):
+                same = mine
+            if same:
+                *older, last = same
+                up = Proposal(UPDATE, f.content, (source,), key=f.key, target=last.id, meta=meta)
+                return [up] + [
+                    Proposal(DELETE, sources=(source,), target=m.id, key=f.key) for m in older
+                ]
         return [Proposal(ADD, f.content, (source,), key=f.key, meta=meta)]
     assert f.key in SINGLE
     if any(newer(m) for m in mine) or any(norm(_value(m)) == norm(f.value) for m in mine):
@@ -180,6 +197,10 @@ def _reconcile(
     *older, last = mine
     out = [Proposal(UPDATE, f.content, (source,), key=f.key, target=last.id, meta=meta)]
     return out + [Proposal(DELETE, sources=(source,), target=m.id, key=f.key) for m in older]
+
+
+def _kind(m: Memory) -> str:
+    return device_kind(_value(m)) or device_kind(m.content) or "device"
 
 
 def _value(m: Memory) -> str:

@@ -42,14 +42,24 @@ def is_summary(m: Memory) -> bool:
 
 
 def without(text: str, old: Iterable[str], keep: Iterable[str] = ()) -> str:
-    """``text`` without the clauses that state an ``old`` value (unless they
-    also state a ``keep`` value: "二十五号" contains "十五号")."""
+    """``text`` without the clauses that state an ``old`` value. A ``keep``
+    value (one still current) is masked first, so it neither saves a clause
+    that also states an old value nor loses one whose only match lies inside
+    it ("二十五号" contains "十五号").
+
+    >>> without("我在腾讯做产品经理。我养了猫。", ["腾讯"], ["产品经理"])
+    '我养了猫。'
+    >>> without("我二十五号出发。", ["十五号"], ["二十五号"])
+    '我二十五号出发。'
+    """
     olds = [o.casefold() for o in old if o]
-    keeps = [k.casefold() for k in keep if k]
+    keeps = sorted((k.casefold() for k in keep if k), key=len, reverse=True)
     out = []
     for piece in _PIECES.findall(text):
         low = piece.casefold()
-        if any(o in low for o in olds) and not any(k in low for k in keeps):
+        for k in keeps:
+            low = low.replace(k, "\0")
+        if any(o in low for o in olds):
             continue
         out.append(piece)
     return "".join(out).strip(" ；;，,")

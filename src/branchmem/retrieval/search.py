@@ -21,7 +21,7 @@ from ..model import KINDS, Memory
 from ..ops.reads import explain as explain_at
 from ..searchlog import QueryLog
 from ..validate import check_anchors, check_int, check_json, check_time, check_utf8, show
-from . import ann, fastfuse, server_ann
+from . import ann, fastfuse, recency_order, server_ann
 from . import cutoff as cutoff_mod
 from . import filters as filters_mod
 from .cache import cache_for, rank_cache
@@ -159,8 +159,10 @@ def search(
     key = (namespace, tuple(anchors), repr((kinds, key_prefix, meta, as_of, where)))
     server_ann.PATH.set(None)
     stats: dict[str, float] = {}
+    newer_first = rule != "off" and not recency_order.asks_history(query)
+    depth = 2 * k if newer_first else k  # room for what folding removes
     ranked, pending = rank(
-        engine, key, query, gathered, tok, emb, w, t_now, k, scopes, epoch, max_embed, stats
+        engine, key, query, gathered, tok, emb, w, t_now, depth, scopes, epoch, max_embed, stats
     )
     path = server_ann.PATH.get() if explain else None
     pos = {id(m): n for n, m in enumerate(cands)} if len(anchors) > 1 else {}
@@ -170,16 +172,26 @@ def search(
         )
         for s in ranked
     ]
-    limit = cutoff_mod.threshold(confs, rule, floor_score)
-    top = max(confs, default=0.0)
+    pairs = list(zip(ranked, confs, strict=True))
+    folded: dict[str, str] = {}
+    extra = {p[0].memory.id for p in pairs[k:]}
+    if newer_first:
+        pairs, folded = recency_order.apply(pairs, query)
+    live = [c for s, c in pairs if s.memory.id not in folded]
+    limit = cutoff_mod.threshold(live[:k], rule, floor_score)
+    top = max(live, default=0.0)
     kept: list[Hit] = []
     dropped: list[Hit] = []
-    for s, conf in zip(ranked, confs, strict=True):
-        keep = conf >= limit and (conf > 0 or floor_score == 0)
+    for s, conf in pairs:
+        keep = s.memory.id not in folded and conf >= limit and (conf > 0 or floor_score == 0)
+        if (keep and len(kept) == k) or (not keep and s.memory.id in extra):
+            continue  # past k: ranked only to make room for folded records
         why = (
             f"kept: confidence {conf:.3f} >= {limit:.3f} "
             f"({rule} cut-off, min_score {floor_score:g})"
             if keep
+            else recency_order.why_folded(folded[s.memory.id])
+            if s.memory.id in folded
             else cutoff_mod.why_cut(conf, limit, rule, floor_score, top)
         )
         h = _hit(

@@ -1,0 +1,190 @@
+"""Newer beats older: a stated value that a later visible record replaces
+ranks below it, or is folded into it.
+
+Applied by `search` to the ranked hits (gated, filtered, scored), never to
+what the gate decides. For two ranked records ``old`` and ``new``, ``new``
+written later (``created_at``, then ``seq``):
+
+* **fold**: ``new`` states a change (`states_change`: 换了, 改为, 今年起,
+  现在, no longer, switched to, now, decided, ...) and the two are about the
+  same thing: the same ``key``, one key a dotted extension of the other
+  (``user.device.phone`` and ``user.device.phone.new``), or, without keys,
+  near-duplicate texts (`similar`: at least `OVERLAP` of the smaller token
+  set shared). ``old`` leaves the hits (it goes to ``Hits.cut``, saying why)
+  and ``new`` takes its place and, for the cut-off, its confidence if higher.
+* **demote**: the same ``key`` without a stated change (two allergies, two
+  drinks the user likes: both may hold). ``old`` stays, ranked right below
+  ``new``.
+
+A query that asks about the past (`asks_history`: 以前, 之前, 原来, used to,
+before, previously, history, ...) is left as ranked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from ..model import Memory
+from .fusion import Scored
+from .tokenize import get_tokenizer
+
+T = TypeVar("T")
+
+OVERLAP = 0.6
+"""Share of the smaller token set two unkeyed texts must have in common."""
+
+_HISTORY_ZH = (
+    "以前", "之前", "原来", "原先", "曾经", "过去", "当初", "最初", "起初", "一开始",
+    "历史", "变化", "变过", "改过", "旧的", "老的", "从前", "早先",
+)  # fmt: skip
+_HISTORY_EN = re.compile(
+    r"\b(used to|before|previous(ly)?|history|histor(ic|ical)|formerly|former|"
+    r"earlier|original(ly)?|at first|in the past|old|prior|past|changes?|changed|"
+    r"ever|at the start|initially|first plan)\b",
+    re.IGNORECASE,
+)
+_CHANGE_ZH = (
+    "换了", "换成", "换到", "改为", "改成", "改用", "改到", "改在", "改去", "变成", "变为",
+    "现在", "如今", "目前", "今年起", "起改", "从此", "不再", "已经不", "不用了", "提高到",
+    "降低到", "降到", "升到", "涨到", "调整为", "调整到", "迁到", "迁移到", "搬到", "下线",
+    "取代", "替换", "代替", "放弃", "决定", "最终", "停用", "更新为", "转为", "改吃",
+    "戒了", "新买", "换新",
+)  # fmt: skip
+_CHANGE_EN = re.compile(
+    r"\b(now|no longer|not any ?more|anymore|switched|switch(es|ing)? to|changed|"
+    r"changes to|moved to|moving to|replaced|replaces|instead|from now on|decided|"
+    r"decision|final(ly)?|dropped|migrat(ed|es|ing)|upgraded|currently|these days|"
+    r"stopped|quit|became|becomes|is now|raised to|lowered to|cut to|starting)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_history(query: str) -> bool:
+    """Whether ``query`` asks about the past (then newer-beats-older is off).
+
+    >>> asks_history("我以前用什么手机？"), asks_history("what did I use before?")
+    (True, True)
+    >>> asks_history("我现在用什么手机？")
+    False
+    """
+    return any(w in query for w in _HISTORY_ZH) or bool(_HISTORY_EN.search(query))
+
+
+def states_change(text: str) -> bool:
+    """Whether ``text`` states that something changed (a new value replacing one).
+
+    >>> states_change("用户上周换了小米14"), states_change("User now works on billing")
+    (True, True)
+    >>> states_change("用户对虾过敏")
+    False
+    """
+    return any(w in text for w in _CHANGE_ZH) or bool(_CHANGE_EN.search(text))
+
+
+def related_keys(a: str | None, b: str | None) -> bool:
+    """The same key, or one a dotted extension of the other.
+
+    >>> related_keys("user.phone", "user.phone.new"), related_keys("user.son", "user.daughter")
+    (True, False)
+    """
+    if not a or not b:
+        return False
+    return a == b or a.startswith(b + ".") or b.startswith(a + ".")
+
+
+_TOK = get_tokenizer(None)
+
+
+def similar(a: str, b: str) -> bool:
+    """Near-duplicate texts: at least `OVERLAP` of the smaller token set is shared."""
+    ta, tb = set(_TOK(a)), set(_TOK(b))
+    if not ta or not tb:
+        return False
+    return len(ta & tb) >= OVERLAP * min(len(ta), len(tb))
+
+
+def _later(new: Memory, old: Memory) -> bool:
+    return (new.created_at, new.seq, new.id) > (old.created_at, old.seq, old.id)
+
+
+def relation(old: Memory, new: Memory) -> str | None:
+    """``"fold"``, ``"demote"`` or None: what ``new`` does to ``old`` (see the module)."""
+    if old.id == new.id or not _later(new, old):
+        return None
+    if states_change(new.content):
+        if related_keys(old.key, new.key):
+            return "fold"
+        if old.key is None and new.key is None and similar(old.content, new.content):
+            return "fold"
+    if old.key is not None and old.key == new.key:
+        return "demote"
+    return None
+
+
+def order(
+    items: Sequence[T], memory: Callable[[T], Memory], query: str
+) -> tuple[list[T], dict[int, str]]:
+    """``items`` (best first) without the folded ones, each record that others
+    were folded into taking the best place among them, and reordered so that
+    no record ranks above a later one that demotes it; and, by position in
+    ``items``, the id of the record each folded one went into (the chain of
+    folds followed to its end)."""
+    if asks_history(query) or len(items) < 2:
+        return list(items), {}
+    mems = [memory(x) for x in items]
+    n = len(mems)
+    first: dict[int, int] = {}
+    blockers: list[set[int]] = [set() for _ in range(n)]
+    for i in range(n):
+        for j in range(n):
+            r = relation(mems[i], mems[j])
+            if r == "fold" and i not in first:
+                first[i] = j
+            elif r == "demote":
+                blockers[i].add(j)
+    root: dict[int, int] = {}
+    for i in first:
+        j = first[i]
+        while j in first:  # folds follow write order, so the chain ends
+            j = first[j]
+        root[i] = j
+    place = list(range(n))
+    for i, j in root.items():
+        place[j] = min(place[j], i)
+    alive = sorted((i for i in range(n) if i not in root), key=lambda i: (place[i], i))
+    out: list[int] = []
+    placed: set[int] = set()
+    waiting = list(alive)
+    while waiting:  # demotion follows write order, so there is no cycle
+        for pos, i in enumerate(waiting):
+            if (blockers[i] - root.keys()) <= placed:
+                out.append(i)
+                placed.add(i)
+                del waiting[pos]
+                break
+    return [items[i] for i in out], {i: mems[j].id for i, j in root.items()}
+
+
+def why_folded(into: str) -> str:
+    """The explanation's cut-off line for a record folded into a newer one."""
+    return (
+        f"cut: folded into the newer record {into!r}, which states a change "
+        "(ask about the past, e.g. 'before' or 以前, to see it)"
+    )
+
+
+def apply(
+    pairs: Sequence[tuple[Scored, float]], query: str
+) -> tuple[list[tuple[Scored, float]], dict[str, str]]:
+    """`order` over ``(scored, confidence)`` pairs for `search`: the kept
+    pairs, a record folded into carrying the best confidence of its fold,
+    then the folded pairs; and folded id -> the id it went into."""
+    ordered, gone = order(pairs, lambda p: p[0].memory, query)
+    best: dict[str, float] = {}
+    for i, into in gone.items():
+        best[into] = max(best.get(into, 0.0), pairs[i][1])
+    kept = [(s, max(c, best.get(s.memory.id, 0.0))) for s, c in ordered]
+    folded = {pairs[i][0].memory.id: into for i, into in gone.items()}
+    return kept + [pairs[i] for i in sorted(gone)], folded
