@@ -43,7 +43,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from branchmem import Store
-from branchmem.backends.sqlite import SEP
+from branchmem.backends.sqlrows import SEP
 
 PG_ENV = "BRANCHMEM_TEST_POSTGRES"
 

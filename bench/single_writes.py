@@ -32,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from branchmem import Store
-from branchmem.backends.sqlite import DURABILITY
+from branchmem.backends.sqlite.backend import DURABILITY
 
 PG_ENV = "BRANCHMEM_TEST_POSTGRES"
 DEFAULT_URL = "postgresql://postgres@127.0.0.1:5432/test"

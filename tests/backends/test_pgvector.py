@@ -202,7 +202,7 @@ def test_too_few_gated_neighbours_fall_back_to_exact(
 def test_search_on_the_hnsw_path_never_returns_what_the_gate_hides(
     opened: Callable[[], Store], hnsw_always: list[str]
 ) -> None:
-    """tests/test_search_properties.py's property, every search with vectors
+    """tests/retrieval/test_search_properties.py's property, every search with vectors
     taking the pgvector path: each hit is in ``memories(at=)`` at its ``via``."""
 
     @settings(

@@ -1,7 +1,7 @@
 """children, siblings, versions and diff by example, on every backend. The
 property against a naive reference is the backend contract's
 ``tree_reads_match_reference`` (`branchmem.testing.tree_checks`), run on every
-backend by tests/test_backend_contract.py."""
+backend by tests/backends/test_backend_contract.py."""
 
 from __future__ import annotations
 

@@ -39,5 +39,5 @@ bottom to top (a module imports only from lines above its own):
 9. The shells: ``cli``, ``client``, ``server``, ``integrations``, ``ui``.
 
 Imports under ``TYPE_CHECKING`` and inside functions count too; a test walks
-every module and fails on any cycle (tests/test_layers.py).
+every module and fails on any cycle (tests/core/test_layers.py).
 """

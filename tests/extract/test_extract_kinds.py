@@ -12,7 +12,7 @@ from branchmem import Store
 from branchmem.extract import RuleExtractor
 from branchmem.extract.evaluate import load, score
 
-KINDS = Path(__file__).resolve().parent / "data" / "rules_kinds.jsonl"
+KINDS = Path(__file__).resolve().parents[1] / "data" / "rules_kinds.jsonl"
 
 
 def test_the_kinds_set_floors() -> None:
