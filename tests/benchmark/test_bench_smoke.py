@@ -121,7 +121,8 @@ def test_bench_smoke(script: Path, tmp_path: Path) -> None:
     if name not in EXPECTED:
         pytest.fail(
             f"bench/{script.name} is not in EXPECTED: give it a --smoke flag (its smallest "
-            "size, a few seconds) and list the lines it prints in tests/benchmark/test_bench_smoke.py"
+            "size, a few seconds) and list the lines it prints in "
+            "tests/benchmark/test_bench_smoke.py"
         )
     tmp, cwd = tmp_path / "tmp", tmp_path / "cwd"
     tmp.mkdir()
