@@ -9,7 +9,6 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from itertools import islice
-from operator import attrgetter
 from typing import Any
 
 from ..branch_types import AuditEntry, HeadMove, Snapshot
@@ -25,6 +24,10 @@ from .base import (
     Ranges,
     RecordRow,
 )
+from .memory_index import COLD as _COLD
+from .memory_index import SEQ as _SEQ
+from .memory_index import upto as _upto
+from .memory_index import warm as _warm
 from .memory_rows import StoredEvent, StoredRecord, compact_ids, stored_event, stored_record
 from .memory_tree import Kids, TreeReads, index_kids
 
@@ -57,43 +60,11 @@ class _Space:
 
 
 _EMPTY = _Space()
-_SEQ = attrgetter("_seq")  # a stored record's seq within its segment
-_COLD = sys.maxsize  # an index entry's ``top`` while some row has no Memory
 
 
 def _row_of(r: StoredRecord, ns: str) -> RecordRow:
     """A new row for a stored record, around its shared `Memory`."""
     return RecordRow(r.warm(ns), r.pos, r.extra)
-
-
-def _warm(entry: list[Any], hi: int, ns: str) -> None:
-    """Build the Memory of each of an index entry's first ``hi`` rows that has none."""
-    rows = entry[0]
-    for r in islice(rows, entry[2], hi):
-        if r.memory is None:
-            r.memory = r.build(ns)
-    entry[2] = hi
-    if hi == len(rows):
-        entry[1] = rows[-1]._seq if rows else -1
-
-
-def _upto(entry: list[Any], upto: int) -> int:
-    """How many of a segment's rows have a seq up to ``upto``.
-
-    Remembered per cut in the entry (``entry[3]``): a read of a bushy tree
-    cuts the same segments at the same fork points again and again, and a
-    bisection costs more the longer the segment grows. A cut below the last
-    row stays right while rows are appended; a row inserted before the end
-    drops them all (a purge makes a new entry)."""
-    cuts = entry[3]
-    hi = cuts.get(upto)  # first: touching the segment's last row costs a cache miss
-    if hi is not None:
-        return int(hi)
-    rows = entry[0]
-    if not rows or rows[-1]._seq <= upto:
-        return len(rows)
-    hi = cuts[upto] = bisect_right(rows, upto, key=_SEQ)
-    return hi
 
 
 class MemoryBackend(TreeReads):
