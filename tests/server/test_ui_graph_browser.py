@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_ui_browser import _cli, _history, _serving, page  # noqa: F401 (a fixture)
 
 from branchmem import Store
-from test_ui_browser import _cli, _history, _serving, page  # noqa: F401 (a fixture)
 
 
 @pytest.fixture
