@@ -39,6 +39,7 @@ EXPECTED: dict[str, list[tuple[str, int]]] = {
     "extract": [(r"ratio \d+\.\d\dx", 3)],
     "graph": [
         (r"^  (neighbors|3-hop paths) .* ratio +\d+\.\dx$", 4),
+        (r"^  neighbors, first at a state .* ratio +\d+\.\dx$", 2),
         (r"^  abandoned volume: neighbors \d+\.\d\dx, paths \d+\.\d\dx", 2),
         (r"^  ingest .* ratio +\d+\.\d\dx$", 2),
     ],

@@ -6,7 +6,7 @@ import re
 
 from branchmem.ui import STATIC_DIR
 
-FILES = ["index.html", "app.js", "api.js", "tree.js", "versions.js", "style.css"]
+FILES = ["index.html", "app.js", "api.js", "tree.js", "versions.js", "edges.js", "style.css"]
 
 
 def test_every_file_is_shipped() -> None:

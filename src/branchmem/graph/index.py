@@ -44,6 +44,7 @@ class NsIndex:
         self.names_version = 0
         self.max_seq = 0
         self.matcher: tuple[int, Mentions] | None = None
+        self.timed = False  # does an edge have a time bound (valid_from/valid_to/expiry)?
 
     def mentions(self) -> Mentions:
         """A matcher of every name an edge here names (kept until a new name comes)."""
@@ -65,6 +66,8 @@ class NsIndex:
             if old is not None and old.pos is not None:
                 return
             e = edge_of(m)
+            if m.valid_from is not None or m.valid_to is not None or m.expires_at is not None:
+                self.timed = True
             s, o = norm(e.subject), norm(e.object)
             self.rows[m.id] = row
             self.edges[m.id] = e

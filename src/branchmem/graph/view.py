@@ -20,7 +20,7 @@ from ..lineage import row_in_ranges
 from ..model import Memory
 from ..ops.times import time_hides
 from ..validate import show
-from .index import NsIndex
+from .memo import ViewMemo
 from .model import ALIAS, MAX_EDGES, MAX_HOPS, Edge, Entity, Path, norm
 
 DIRECTIONS = ("both", "out", "in")
@@ -45,21 +45,23 @@ class GraphView:
         engine: Engine,
         ns: str,
         at: str | list[str],
-        views: list[dict[int, int]],
-        index: NsIndex,
+        memo: ViewMemo,
         now: float,
         lifecycle: bool,
     ) -> None:
         self.at = at
         self.namespace = ns
         self._engine = engine
-        self._views = views
-        self._index = index
-        self._cut_seq = index.max_seq  # what a later write appends is not in this view
+        # One anchor state's ranges, index cut and answers, shared by the views made
+        # there while nothing is written (memo.py).
+        self._views = memo.views
+        self._index = memo.index
+        self._cut_seq = memo.cut  # what a later write appends is not in this view
         self._now = now
         self._lifecycle = lifecycle
-        self._touch: dict[str, list[Edge]] = {}
-        self._comp: dict[str, tuple[str, ...]] = {}
+        self._touch = memo.touch
+        self._comp = memo.comp
+        self._nb = memo.nb
 
     # ---------------------------------------------------------- the gate
     def _shows(self, row: RecordRow) -> bool:
@@ -216,6 +218,10 @@ class GraphView:
             )
         members = self._node(entity)
         want = None if predicate is None else norm(predicate)
+        key = (members, want, direction)
+        kept = self._nb.get(key)
+        if kept is not None:
+            return list(kept)
         if len(members) == 1:
             found = self._touching(members[0])
         else:
@@ -232,7 +238,8 @@ class GraphView:
             if direction == "in" and norm(e.object) not in keys:
                 continue
             out.append(e)
-        return out
+        self._nb[key] = out
+        return list(out)
 
     def edges(self, entity: str | None = None, *, predicate: str | None = None) -> list[Edge]:
         """Every visible edge (at ``entity`` if given), oldest first."""

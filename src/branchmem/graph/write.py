@@ -31,6 +31,7 @@ from ..validate import (
     show,
 )
 from .index import index_of
+from .memo import ViewMemo
 from .model import ALIAS, ONE_SUBJECT, SINGLE_VALUED, Edge, edge_content, edge_of, norm
 from .view import GraphView
 
@@ -149,9 +150,8 @@ def _same_slot(
     else:
         pos, _ = index_position(positions, seg_parents)  # type: ignore[arg-type]
     rs = ancestor_ranges(pos, seg_parents)  # type: ignore[arg-type]
-    view = GraphView(
-        engine, ns, srcs[-1], [rs], index_of(engine, ns), engine.clock(), b.has_lifecycle(ns)
-    )
+    memo = ViewMemo([rs], index_of(engine, ns))  # this write's own, never shared
+    view = GraphView(engine, ns, srcs[-1], memo, engine.clock(), b.has_lifecycle(ns))
     if not view.has(s):
         return []
     if way == "in":

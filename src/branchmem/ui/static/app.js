@@ -3,6 +3,7 @@
 import { api, getKey, setKey, ApiError } from "./api.js";
 import { EventTree } from "./tree.js";
 import { shortId } from "./versions.js";
+import { drawEdges, isEdge } from "./edges.js";
 
 const $ = (id) => document.getElementById(id);
 const state = { ns: "", at: "", anchorId: "", grants: [], canWrite: false, seq: 0, memById: new Map() };
@@ -158,8 +159,11 @@ function drawPath(events) {
     el("li", { dataset: { eventId: e.id } }, el("span", { class: "role" }, e.role), e.content)));
 }
 
-function drawMemories(items) {
-  state.memById = new Map(items.map((m) => [m.memory.id, m.memory]));
+function drawMemories(all) {
+  state.memById = new Map(all.map((m) => [m.memory.id, m.memory]));
+  // Edges are drawn as relations (edges.js); a retraction of one stays here.
+  drawEdges($("edges"), $("edge-count"), all.filter((m) => isEdge(m.memory)), el);
+  const items = all.filter((m) => !isEdge(m.memory));
   const shown = items.filter((m) => m.visible), hidden = items.filter((m) => !m.visible);
   // A retraction is a correction, not a memory: shown as what it retracts, not counted.
   const count = (list) => list.filter((m) => !m.memory.target).length;
