@@ -95,7 +95,7 @@ def test_a_version_5_sqlite_store_gets_the_tree_index(tmp_path: pathlib.Path) ->
 def test_the_chat_example_prints_what_it_says(capsys: pytest.CaptureFixture[str]) -> None:
     import runpy
 
-    path = pathlib.Path(__file__).parent.parent / "examples" / "chat_versions.py"
+    path = pathlib.Path(__file__).parents[2] / "examples" / "chat_versions.py"
     runpy.run_path(str(path), run_name="__main__")
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "version 2 of 2; previous: u2"

@@ -55,7 +55,7 @@ def test_written_records_get_their_vectors_in_the_backend(store: Store) -> None:
         assert {who for who, _ in emb.calls} == {"branchmem-embed"}
         # A search finds them stored: it embeds nothing itself.
         emb.calls.clear()
-        hits = store.search("城市3", at="e1", embedder=emb, explain=True, k=70)
+        hits = store.search("城市3", at="e1", embedder=emb, explain=True, k=70, cutoff="off")
         assert emb.calls == []
         assert not any(h.explanation.vector_pending for h in hits if h.explanation)
 
@@ -63,7 +63,9 @@ def test_written_records_get_their_vectors_in_the_backend(store: Store) -> None:
 def test_a_search_embeds_at_most_its_budget(store: Store) -> None:
     emb = GatedEmbedder(everywhere=False)
     _facts(store, 40)
-    hits = store.search("城市3", at="e1", embedder=emb, max_embed=5, explain=True, k=40)
+    hits = store.search(
+        "城市3", at="e1", embedder=emb, max_embed=5, explain=True, k=40, cutoff="off"
+    )
     assert sum(n for _, n in emb.calls) == 5
     pending = [h for h in hits if h.explanation and h.explanation.vector_pending]
     assert len(pending) == 35
@@ -77,25 +79,28 @@ def test_a_search_embeds_at_most_its_budget(store: Store) -> None:
     assert set(_vectors(store, "default", emb.name, embedded)) == set(embedded)
     # Without a budget a search embeds everything it lacks (the library's default).
     emb.calls.clear()
-    hits = store.search("城市3", at="e1", embedder=emb, explain=True, k=40)
+    hits = store.search("城市3", at="e1", embedder=emb, explain=True, k=40, cutoff="off")
     assert sum(n for _, n in emb.calls) == 35
     assert not any(h.explanation and h.explanation.vector_pending for h in hits)
     with pytest.raises(InvalidInput, match="max_embed"):
-        store.search("城市3", at="e1", embedder=emb, max_embed=-1)
+        store.search("城市3", at="e1", embedder=emb, max_embed=-1, cutoff="off")
 
 
 def test_a_vector_search_past_its_budget_raises_embedding_pending(store: Store) -> None:
     emb = GatedEmbedder()
     _facts(store, 10)
     with pytest.raises(EmbeddingPending) as err:
-        store.search("城市3", at="e1", embedder=emb, mode="vector", max_embed=3)
+        store.search("城市3", at="e1", embedder=emb, mode="vector", max_embed=3, cutoff="off")
     assert err.value.pending == 7 and err.value.retry_after >= 1
     assert err.value.http_status == 503
     # Each such search still embeds its budget: the fourth one answers.
     for _ in range(2):
         with pytest.raises(EmbeddingPending):
-            store.search("城市3", at="e1", embedder=emb, mode="vector", max_embed=3)
-    assert len(store.search("城市3", at="e1", embedder=emb, mode="vector", max_embed=3)) == 10
+            store.search("城市3", at="e1", embedder=emb, mode="vector", max_embed=3, cutoff="off")
+    assert (
+        len(store.search("城市3", at="e1", embedder=emb, mode="vector", max_embed=3, cutoff="off"))
+        == 10
+    )
 
 
 def test_an_attached_embedder_sets_the_budget_and_takes_what_searches_find(
@@ -106,21 +111,21 @@ def test_an_attached_embedder_sets_the_budget_and_takes_what_searches_find(
     emb.gate.clear()  # the worker will wait
     with BackgroundEmbedder(store, emb, budget=4) as bg:
         assert bg.pending() == 0
-        hits = store.search("城市3", at="e1", embedder=emb, explain=True, k=50)
+        hits = store.search("城市3", at="e1", embedder=emb, explain=True, k=50, cutoff="off")
         # More than the budget lack a vector: the search embeds none of them...
         assert [n for who, n in emb.calls if who != "branchmem-embed"] == []
         assert sum(1 for h in hits if h.explanation and h.explanation.vector_pending) == 50
         _wait_for(lambda: bg.pending() == 50)  # ...it queued them all
         emb.gate.set()
         assert bg.wait(20)
-        hits = store.search("城市3", at="e1", embedder=emb, explain=True, k=50)
+        hits = store.search("城市3", at="e1", embedder=emb, explain=True, k=50, cutoff="off")
         assert not any(h.explanation and h.explanation.vector_pending for h in hits)
         # A few new ones (the worker busy): within the budget, the search embeds them.
         emb.gate.clear()
         store.add_memories([{"content": f"新的事实{i}", "sources": ["e1"]} for i in range(3)])
         assert emb.entered.wait(10)
         emb.calls.clear()
-        hits = store.search("城市3", at="e1", embedder=emb, explain=True, k=60)
+        hits = store.search("城市3", at="e1", embedder=emb, explain=True, k=60, cutoff="off")
         assert [n for who, n in emb.calls if who != "branchmem-embed"] == [3]
         assert len(hits) == 53 and not any(h.explanation.vector_pending for h in hits)  # type: ignore[union-attr]
         emb.gate.set()
@@ -178,7 +183,7 @@ def test_close_while_embedding_drops_the_queue_and_writes_nothing(store: Store) 
     store.add_memory("关闭之后", sources=["e1"], id="late")  # no longer queued anywhere
     assert background_for(store) is None and bg.pending() == 0
     # The records are all there; a search ranks them (embedding them itself).
-    assert len(store.search("城市", at="e1", embedder=emb, k=100)) == 71
+    assert len(store.search("城市", at="e1", embedder=emb, k=100, cutoff="off")) == 71
 
 
 def test_namespaces_take_turns(store: Store) -> None:
@@ -205,14 +210,14 @@ def test_a_search_of_one_namespace_does_not_wait_for_anothers_embedding(
     _facts(store, 5, ns="a")
     _facts(store, 5, ns="b", start=100)
     stuck = threading.Thread(
-        target=lambda: store.search("城市", at="e1", namespace="a", embedder=slow)
+        target=lambda: store.search("城市", at="e1", namespace="a", embedder=slow, cutoff="off")
     )
     stuck.start()
     assert slow.entered.wait(10)
     done: list[int] = []
     other = threading.Thread(
         target=lambda: done.append(
-            len(store.search("城市", at="e1", namespace="b", embedder="hashing"))
+            len(store.search("城市", at="e1", namespace="b", embedder="hashing", cutoff="off"))
         )
     )
     other.start()
@@ -234,7 +239,9 @@ def test_the_numpy_path_ranks_records_without_a_vector_alike(
         store = open_store(clock=lambda: 1000.0)
         _facts(store, 30)
         emb = GatedEmbedder()
-        found = store.search("城市1", at="e1", embedder=emb, max_embed=7, explain=True, k=30)
+        found = store.search(
+            "城市1", at="e1", embedder=emb, max_embed=7, explain=True, k=30, cutoff="off"
+        )
         return [
             (h.memory.id, round(h.score, 12), bool(h.explanation and h.explanation.vector_pending))
             for h in found

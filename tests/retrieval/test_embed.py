@@ -110,7 +110,7 @@ def test_openai_embedder_in_a_search() -> None:
     store.add_memory("用户对花生过敏", sources=["e1"])
     with embeddings_server(dim=64) as server:
         e = OpenAIEmbedder(server.url, model="tiny", dim=64)
-        hits = store.search("搬去杭州", at="e2b", mode="vector", embedder=e)
+        hits = store.search("搬去杭州", at="e2b", mode="vector", embedder=e, cutoff="off")
     assert hits[0].memory.id == hz.id
     assert len(hits) == 2
 

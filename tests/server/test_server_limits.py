@@ -159,13 +159,21 @@ def test_a_vector_search_past_the_embedding_budget_is_503(make_app: Callable[...
     # More lack a vector than a search may embed: it embeds none (the worker will).
     assert err["detail"]["pending"] == 8 and int(r.headers["Retry-After"]) >= 1
     # Hybrid answers: what has no vector yet is ranked by keyword, and says so.
-    r = a.post("bob", "search", json={"query": "城市", "at": "e1", "k": 20, "explain": True})
+    r = a.post(
+        "bob",
+        "search",
+        json={"query": "城市", "at": "e1", "k": 20, "explain": True, "cutoff": "off"},
+    )
     assert r.status_code == 200, r.text
     flags = [h["explanation"]["vector_pending"] for h in r.json()["hits"]]
     assert flags.count(True) == 8
     emb.gate.set()
     assert a.app.state.served.embedding.wait(20)
-    r = a.post("bob", "search", json={"query": "城市", "at": "e1", "mode": "vector", "k": 20})
+    r = a.post(
+        "bob",
+        "search",
+        json={"query": "城市", "at": "e1", "mode": "vector", "k": 20, "cutoff": "off"},
+    )
     assert r.status_code == 200 and len(r.json()["hits"]) == 8
 
 
