@@ -186,39 +186,20 @@ def test_branch_tools_over_stdio(tmp_path: Path) -> None:
 
 
 def test_branch_tools_over_http(tmp_path: Path) -> None:
-    import subprocess
-    import time
-
-    import httpx
 
     httpx2 = pytest.importorskip("httpx2")
     pytest.importorskip("uvicorn")
     from mcp.client.streamable_http import streamable_http_client
-    from test_server_e2e import _cli, _free_port
+    from test_server_e2e import _cli
+
+    from helpers.serve_proc import serving
 
     db = str(tmp_path / "mem.db")
     with Store(db) as s:
         _seed(s)
     task = _cli("keys", "create", "--db", db, "--principal", "t", "--grant",
                 "alice:write:branch=task/*").strip().splitlines()[-1]  # fmt: skip
-    port = _free_port()
-    log = (tmp_path / "serve.log").open("wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "branchmem", "serve", "--db", db, "--port", str(port),
-         "--embedder", "hashing"],
-        stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ),
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert proc.poll() is None and time.monotonic() < deadline, "server did not start"
-            time.sleep(0.2)
+    with serving(["--db", db, "--embedder", "hashing"], tmp_path) as (url,):
 
         async def run() -> list[Any]:
             http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {task}"})
@@ -236,10 +217,6 @@ def test_branch_tools_over_http(tmp_path: Path) -> None:
                 ]
 
         refused, merged, d, sib = asyncio.run(run())
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        log.close()
     assert _err(refused)["type"] == "Forbidden"
     assert _ok(merged)["into"] == "task/a"
     assert [m["content"] for m in _ok(d)["only_b"]] == ["住在杭州"] and _ok(d)["only_a"] == []
