@@ -1,6 +1,7 @@
 """The package's layers: imports run one way (no cycle, type-only ones and those
-inside functions included), `Store` is a plain class, and nothing below the
-shells imports it.
+inside functions included), `Store` is a plain class whose doors (the
+functions of `branchmem.front`) reach nothing of it but its engine, nothing
+below the shells imports it, and no module is over `MAX_LINES` lines.
 
 Every module of ``src/branchmem`` is read as source (nothing is imported), so
 an import under ``TYPE_CHECKING`` or inside a function counts like any other.
@@ -9,9 +10,13 @@ an import under ``TYPE_CHECKING`` or inside a function counts like any other.
 from __future__ import annotations
 
 import ast
+import importlib
+import inspect
+import types
 from collections.abc import Iterator
 from pathlib import Path
 
+import branchmem.front
 from branchmem import Store
 
 ROOT = Path(__file__).resolve().parents[2] / "src"
@@ -26,6 +31,7 @@ SHELLS = (
     "branchmem.testing",  # the contract suite, which runs `Store` over a backend
 )
 MAY_IMPORT_STORE = {"branchmem", "branchmem.store"}
+MAX_LINES = 500  # small files with one job (no god-file)
 
 
 def modules(root: Path = ROOT, package: str = PACKAGE) -> dict[str, tuple[Path, bool]]:
@@ -159,3 +165,88 @@ def test_nothing_below_the_shells_imports_store() -> None:
         if "branchmem" in targets and not m.startswith(SHELLS) and m not in MAY_IMPORT_STORE
     ]
     assert front == [], f"these import the package itself (and so Store): {front}"
+
+
+def test_no_module_is_over_max_lines() -> None:
+    sizes = {n: len(p.read_text(encoding="utf-8").splitlines()) for n, (p, _) in modules().items()}
+    over = {n: lines for n, lines in sizes.items() if lines > MAX_LINES}
+    assert over == {}, f"split these by responsibility (lines): {over}"
+
+
+def self_uses(source: str) -> list[str]:
+    """What the functions of ``source`` do with their first parameter, ``self``,
+    other than read ``self._engine``, and where; also a ``self`` not typed `Front`."""
+    bad = []
+    for fn in ast.walk(ast.parse(source)):
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        first = (fn.args.posonlyargs + fn.args.args)[:1]
+        if not first or first[0].arg != "self":
+            bad.append(f"{fn.name}: its first parameter is not self")
+            continue
+        if not (isinstance(first[0].annotation, ast.Name) and first[0].annotation.id == "Front"):
+            bad.append(f"{fn.name}: self is not typed Front")
+        engine = {
+            id(node.value)
+            for node in ast.walk(fn)
+            if isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+            and node.attr == "_engine"
+            and isinstance(node.ctx, ast.Load)
+        }
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Name) and node.id == "self" and id(node) not in engine:
+                bad.append(f"{fn.name}:{node.lineno}: self used other than as self._engine")
+    return bad
+
+
+def front_modules() -> dict[str, Path]:
+    return {n: p for n, (p, _) in modules().items() if n.startswith("branchmem.front.")}
+
+
+def test_the_doors_touch_self_only_as_its_engine() -> None:
+    found = front_modules()
+    assert set(found) >= {"branchmem.front.reads", "branchmem.front.search"}
+    for name, path in found.items():
+        assert self_uses(path.read_text(encoding="utf-8")) == [], name
+
+
+def test_the_door_check_sees_every_other_use_of_self() -> None:
+    source = (
+        "def ok(self: Front, x: int) -> int:\n    return f(self._engine, x)\n"
+        "def attr(self: Front) -> None:\n    self._engine.backend.close()\n"
+        "def other(self: Front) -> int:\n    return self.memories(at=None)\n"
+        "def whole(self: Front) -> None:\n    g(self)\n"
+        "def sets(self: Front) -> None:\n    self._engine = None\n"
+        "def untyped(self) -> None:\n    f(self._engine)\n"
+        "def none(x: int) -> None: ...\n"
+    )
+    found = self_uses(source)
+    assert not any(b.startswith("ok") for b in found)
+    assert not any(b.startswith("attr") for b in found)  # the engine's own attributes are its
+    for name in ("other", "whole", "sets", "untyped", "none"):
+        assert any(b.startswith(name) for b in found), name
+
+
+def test_every_door_is_bound_on_store_under_its_name() -> None:
+    doors = {}
+    for name in front_modules():
+        module = importlib.import_module(name)
+        for attr, value in vars(module).items():
+            if isinstance(value, types.FunctionType) and value.__module__ == name:
+                assert not attr.startswith("_"), f"{name}.{attr}: a door is public"
+                assert attr not in doors, f"{attr} is a door twice"
+                doors[attr] = value
+    assert doors, "no door found"
+    for attr, door in doors.items():
+        assert Store.__dict__.get(attr) is door, f"Store.{attr} is not {door.__module__}.{attr}"
+    # What Store writes itself: opening, closing, and handing itself to a layer above.
+    own = {
+        n
+        for n, v in vars(Store).items()
+        if not n.startswith("_") and inspect.isfunction(v) and v.__module__ == "branchmem.store"
+    }
+    assert own == {"close", "context", "extract", "import_export"}
+    # And all a door's self declares is the engine.
+    assert branchmem.front.Front.__annotations__ == {"_engine": "Engine"}

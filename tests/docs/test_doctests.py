@@ -2,11 +2,11 @@
 
 One collector: each module of the package (found from its files, so a new one
 joins by itself) is imported and every docstring of it that shows an example
-becomes a test, named after the object (``branchmem.store.Store.search``).
-The examples see `Store` as a user does on the class, and ``...`` matches
-anything. A module, or an example, that needs an optional extra which is not
-installed is skipped and says which extra; a missing package that no extra
-provides fails, as does any other import error.
+becomes a test, named after the object (``branchmem.front.search.search``,
+the door bound as `Store.search`), once. Every example sees `Store` as a user
+does, and ``...`` matches anything. A module, or an example, that needs an
+optional extra which is not installed is skipped and says which extra; a
+missing package that no extra provides fails, as does any other import error.
 """
 
 from __future__ import annotations
@@ -138,10 +138,23 @@ def test_every_module_is_collected() -> None:
 
 
 def test_store_methods_show_examples() -> None:
-    finder = doctest.DocTestFinder(exclude_empty=True)
-    shown = {t.name.rpartition(".")[2] for t in finder.find(Store) if t.examples}
+    # Read from each method, wherever it is defined (most are doors of branchmem.front).
+    parser = doctest.DocTestParser()
     public = {n for n in dir(Store) if not n.startswith("_") and callable(getattr(Store, n))}
+    shown = {n for n in public if parser.get_examples(getattr(Store, n).__doc__ or "")}
     assert public - shown == NO_EXAMPLE
+
+
+def test_each_store_method_example_runs_once() -> None:
+    """Each method's example is collected once, in the module that defines it
+    (a door of `branchmem.front`, or `branchmem.store`)."""
+    collected = [p.values[1] for p in PARAMS if isinstance(p.values[1], doctest.DocTest)]
+    for name in dir(Store):
+        method = getattr(Store, name)
+        if name.startswith("_") or not callable(method) or name in NO_EXAMPLE:
+            continue
+        runs = [t.name for t in collected if t.docstring == method.__doc__]
+        assert runs == [f"{method.__module__}.{method.__qualname__}"], name
 
 
 def test_a_missing_extra_skips_and_any_other_import_error_fails() -> None:

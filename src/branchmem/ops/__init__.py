@@ -34,8 +34,10 @@ bottom to top (a module imports only from lines above its own):
 7. ``context``, ``extract``, ``importers``, ``demo``, and the evaluation
    harnesses ``retrieval.evaluate`` and ``retrieval.scenario_eval``: built on
    `StoreAPI`, like a client; a `RemoteStore` serves them too.
-8. ``store``: `Store`, which holds one engine and delegates (to ``ops``,
-   ``retrieval`` and the modules of 7).
+8. ``front``: `Store`'s doors, one module per area, each a function that
+   hands the engine to ``ops``, ``retrieval`` or ``graph``; then ``store``:
+   `Store`, which holds one engine, binds the doors, and hands itself to the
+   modules of 7.
 9. The shells: ``cli``, ``client``, ``server``, ``integrations``, ``ui``.
 
 Imports under ``TYPE_CHECKING`` and inside functions count too; a test walks
