@@ -43,6 +43,7 @@ EXPECTED: dict[str, list[tuple[str, int]]] = {
         (r"^  abandoned volume: neighbors \d+\.\d\dx, paths \d+\.\d\dx", 2),
         (r"^  ingest .* ratio +\d+\.\d\dx$", 2),
     ],
+    "filters": [(r"^  (warm search|filtered search after a write).* ratio +\d+\.\d\dx", 4)],
     "gate": [
         (r"ms vs +\d+\.\d{3} ms +ratio +\d+\.\dx +\(goal [<>=-]", 14),
         (r"full costs +\d+\.\d\dx$", 2),

@@ -120,6 +120,7 @@ def test_well_formed_reply_is_written_through_the_gate(
     req = script.requests[0]
     assert req["path"] == "/v1/chat/completions" and req["auth"] == "Bearer k-1"
     assert req["model"] == "m" and req["temperature"] == 0
+    assert req["max_tokens"] == 1024  # every reply is capped
     prompt = req["messages"][1]["content"]
     assert (
         "e3 | user | 我换工作了" in prompt
@@ -238,6 +239,9 @@ def test_bad_settings() -> None:
         LLMExtractor("http://h/v1", "m", timeout=0)
     with pytest.raises(InvalidInput, match="language"):
         LLMExtractor("http://h/v1", "m", language="fr")
+    for bad in (0, 8, 1.5, True, "512"):
+        with pytest.raises(InvalidInput, match="max_tokens"):
+            LLMExtractor("http://h/v1", "m", max_tokens=bad)  # type: ignore[arg-type]
 
 
 def test_parse_reply_accepts_the_documented_shape() -> None:

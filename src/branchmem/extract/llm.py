@@ -30,27 +30,71 @@ from ..model import Event, Memory
 from .proposal import ADD, EDGE, OPS, Proposal
 from .rules import language
 
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "memories": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "op": {"type": "string", "enum": ["add", "update", "delete"]},
-                    "content": {"type": "string"},
-                    "key": {"type": ["string", "null"]},
-                    "target": {"type": ["string", "null"]},
-                    "sources": {"type": "array", "items": {"type": "string"}},
-                },
-                "required": ["op", "content", "key", "target", "sources"],
-            },
+MAX_ITEMS = 16
+"""At most this many memories (and as many edges) in one structured reply."""
+
+MAX_TEXT = 300
+"""At most this many characters in a structured reply's content."""
+
+KEY_PATTERN = "^[a-z][a-z0-9_]{0,20}([.][a-z][a-z0-9_]{0,20}){0,3}$"
+"""A key in a structured reply: dotted lower-case words (``user.employer``)."""
+
+
+def schema(
+    events: list[str] | None = None, memories: list[str] | None = None, *, edges: bool = False
+) -> dict[str, Any]:
+    """The reply's JSON schema, sent as ``response_format``. Given the ids
+    shown in the prompt, ``sources`` may name only ``events`` and ``target``
+    only ``memories`` (or null); texts and lists are bounded, so a model
+    decoding under the schema cannot write without end. The writer checks
+    every id against the gate all the same.
+
+    >>> s = schema(["e1", "e2"], [])
+    >>> s["properties"]["memories"]["items"]["properties"]["sources"]["items"]
+    {'enum': ['e1', 'e2']}
+    >>> s["properties"]["memories"]["items"]["properties"]["target"]
+    {'enum': [None]}
+    """
+    source: dict[str, Any] = {"enum": list(events)} if events else {"type": "string"}
+    target: dict[str, Any] = (
+        {"enum": [*memories, None]}
+        if memories is not None and len(memories) <= 200
+        else {"type": ["string", "null"], "maxLength": 200}
+    )
+    sources = {"type": "array", "items": source, "minItems": 1, "maxItems": 8}
+    text = {"type": "string", "maxLength": MAX_TEXT}
+    memory = {
+        "type": "object",
+        "properties": {
+            "op": {"type": "string", "enum": ["add", "update", "delete"]},
+            "content": text,
+            "key": {"anyOf": [{"type": "string", "pattern": KEY_PATTERN}, {"type": "null"}]},
+            "target": target,
+            "sources": sources,
+        },
+        "required": ["op", "content", "key", "target", "sources"],
+        "additionalProperties": False,
+    }
+    props: dict[str, Any] = {"memories": {"type": "array", "items": memory, "maxItems": MAX_ITEMS}}
+    if edges:
+        name = {"type": "string", "maxLength": 100}
+        edge = {
+            "type": "object",
+            "properties": {"subject": name, "predicate": name, "object": name, "sources": sources},
+            "required": ["subject", "predicate", "object", "sources"],
+            "additionalProperties": False,
         }
-    },
-    "required": ["memories"],
-}
-"""The reply's JSON schema, sent as ``response_format`` (json_schema)."""
+        props["edges"] = {"type": "array", "items": edge, "maxItems": MAX_ITEMS}
+    return {
+        "type": "object",
+        "properties": props,
+        "required": list(props),
+        "additionalProperties": False,
+    }
+
+
+SCHEMA: dict[str, Any] = schema()
+"""The reply's general JSON schema (`schema` narrows it to a prompt's ids)."""
 
 INSTRUCTIONS = {
     "en": (
@@ -93,7 +137,10 @@ RETRY = 'That was not valid JSON of the required shape. Reply with JSON only: {"
 
 class LLMExtractor:
     """Proposals from a chat model; ``language`` is ``"auto"``, ``"zh"`` or ``"en"``
-    (the prompt's language; ``auto`` follows the window's content).
+    (the prompt's language; ``auto`` follows the window's content). ``max_tokens``
+    caps each reply (a reply cut off by it is malformed: asked for once more, then
+    `ExtractionError`), so a model that keeps writing cannot hold the call until
+    ``timeout``.
 
     >>> ex = LLMExtractor(base_url="http://localhost:11434/v1", model="qwen2.5:7b")
     >>> ex.url
@@ -110,6 +157,7 @@ class LLMExtractor:
         *,
         roles: tuple[str, ...] = ("user",),
         edges: bool = False,
+        max_tokens: int = 1024,
     ) -> None:
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
             raise InvalidInput(f"base_url must be an http(s) URL, got {base_url!r}")
@@ -117,6 +165,8 @@ class LLMExtractor:
             raise InvalidInput("model must name the model to call, e.g. 'qwen2.5:7b'")
         if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
             raise InvalidInput(f"timeout must be a positive number of seconds, got {timeout!r}")
+        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 16:
+            raise InvalidInput(f"max_tokens must be an int of at least 16, got {max_tokens!r}")
         if language not in ("auto", "zh", "en"):
             raise InvalidInput(f"language must be 'auto', 'zh' or 'en', got {language!r}")
         self.url = base_url.rstrip("/") + "/chat/completions"
@@ -126,6 +176,7 @@ class LLMExtractor:
         self.language = language
         self.roles = roles
         self.edges = edges
+        self.max_tokens = max_tokens
         self.formats: tuple[str, ...] = ("json_schema", "json_object")  # until refused
 
     def messages(self, window: list[Event], visible: list[Memory]) -> list[dict[str, str]]:
@@ -147,7 +198,8 @@ class LLMExtractor:
         if not any(e.role in self.roles for e in window):
             return []
         msgs = self.messages(window, visible)
-        reply = self._call(msgs)
+        shape = schema([e.id for e in window], [m.id for m in visible], edges=self.edges)
+        reply = self._call(msgs, shape)
         try:
             return parse_reply(reply)
         except ExtractionError:
@@ -156,7 +208,7 @@ class LLMExtractor:
                 {"role": "assistant", "content": reply},
                 {"role": "user", "content": RETRY},
             ]
-            second = self._call(retry)
+            second = self._call(retry, shape)
             try:
                 return parse_reply(second)
             except ExtractionError as exc:
@@ -167,37 +219,42 @@ class LLMExtractor:
                     second,
                 ) from None
 
-    def _call(self, messages: list[dict[str, str]]) -> str:
-        """One completion, asking for structured output (`SCHEMA`): as
+    def _call(self, messages: list[dict[str, str]], shape: dict[str, Any]) -> str:
+        """One completion, asking for structured output (``shape``, a `schema`): as
         ``json_schema`` (OpenAI, vLLM, Ollama), then as ``json_object`` with the
         schema (llama.cpp's server), then plain JSON, each form dropped for good
         once this server refuses it (an HTTP error naming ``response_format``
         or ``json_schema``)."""
         while self.formats:
             try:
-                return self._post(messages, self.formats[0])
+                return self._post(messages, self.formats[0], shape)
             except ExtractionError as exc:
                 msg = exc.args[0]
                 named = "response_format" in msg or "json_schema" in msg
                 if not ("answered HTTP" in msg and named):
                     raise
                 self.formats = self.formats[1:]
-        return self._post(messages, None)
+        return self._post(messages, None, shape)
 
     @property
     def structured(self) -> bool:
         """Does this server still take a structured-output form?"""
         return bool(self.formats)
 
-    def _post(self, messages: list[dict[str, str]], form: str | None) -> str:
-        payload: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": 0}
+    def _post(self, messages: list[dict[str, str]], form: str | None, shape: dict[str, Any]) -> str:
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": 0,
+            "max_tokens": self.max_tokens,
+        }
         if form == "json_schema":
             payload["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {"name": "memories", "schema": SCHEMA, "strict": True},
+                "json_schema": {"name": "memories", "schema": shape, "strict": True},
             }
         elif form == "json_object":
-            payload["response_format"] = {"type": "json_object", "schema": SCHEMA}
+            payload["response_format"] = {"type": "json_object", "schema": shape}
         body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
         headers = {"Content-Type": "application/json"}
         if self.api_key:
