@@ -19,7 +19,9 @@ pgvector table from the stored vectors and indexing it) and the cost of a
 write per vector with and without the index; warm query p50/p95 in hybrid
 and vector mode with the pgvector pool and exactly in process (state kept),
 top-10 recall against exact, the gate read alone, and the exact ranking in
-SQL over the visible ids (the alternative to ranking in process).
+SQL over the visible ids (the alternative to ranking in process). On the
+first shape, ``vector`` against ``halfvec`` for the same vectors: each one's
+HNSW build, size, index-only top-10 query and recall@10 against exact.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from branchmem import HashingEmbedder, Store
-from branchmem.backends.postgres import PostgresBackend
+from branchmem.backends.postgres import PostgresBackend, vector
 from branchmem.retrieval import ann, server_ann
 from branchmem.retrieval.vectors import digest, unit_vector
 
@@ -96,7 +98,9 @@ def _queries(n: int) -> list[str]:
     return [f"{rng.choice(CITIES)}的{rng.choice(TOPICS)}" for _ in range(n)]
 
 
-def run(label: str, url: str, n_records: int, n_visible: int, shape: str, n_q: int) -> None:
+def run(
+    label: str, url: str, n_records: int, n_visible: int, shape: str, n_q: int, half: bool
+) -> None:
     t = time.perf_counter()
     store, anchor, schema = build(url, n_records, n_visible, shape)
     b: Any = store._engine.backend
@@ -165,7 +169,7 @@ def run(label: str, url: str, n_records: int, n_visible: int, shape: str, n_q: i
         s = b.pgvector().schema
         sql = (
             f"SELECT id FROM {tab} WHERE ns = 'default' AND id = ANY(string_to_array(%s, "
-            f"chr(31))) ORDER BY vec OPERATOR({s}.<=>) %s::{s}.vector LIMIT {K}"
+            f"chr(31))) ORDER BY vec OPERATOR({s}.<=>) %s::{s}.{vector.kind_of(tab)} LIMIT {K}"
         )
         ts = []
         with b._pool.connection() as conn:
@@ -175,12 +179,82 @@ def run(label: str, url: str, n_records: int, n_visible: int, shape: str, n_q: i
                 ts.append(time.perf_counter() - t)
         lines.append(f"  exact ranking in SQL over the visible ids p50 {_pct(ts, 0.5):.1f} ms")
         lines.append(_writes(b))
+        if half:
+            lines += _halfvec(b, n_records, qs)
     print("\n".join(lines), flush=True)
     store.close()
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def _halfvec(b: Any, n_records: int, qs: list[str]) -> list[str]:
+    """``vector`` against ``halfvec`` (half the bytes) for the same stored
+    vectors, side by side on the namespace's whole set: a table of each filled
+    from ``vectors`` as the backend fills its own, an HNSW index of each built
+    with the backend's settings, its size, the top-10 query by the index
+    alone, and each one's recall@10 against the exact ranking (float32)."""
+    ext = b.pgvector()
+    s, d = ext.schema, EMB.dim
+    opts = f"WITH (m = {vector.LINKS}, ef_construction = {vector.EF_CONSTRUCTION})"
+    names = {"vector": f"vec_bench_{d}", "halfvec": f"hvec_bench_{d}"}
+    out: dict[str, dict[str, float]] = {"vector": {}, "halfvec": {}}
+    with b._pool.connection() as conn:
+        for kind, table in names.items():
+            conn.execute(
+                f"CREATE TABLE {table} (ns text, embedder text, id text PRIMARY KEY, "
+                f"digest text, vec {s}.{kind}({d}))"
+            )
+            with conn.transaction():  # its server-side cursor needs one
+                vector._fill(conn, ext, table, EMB.name, d)
+            t = time.perf_counter()
+            conn.execute(
+                f"CREATE INDEX {table}_hnsw ON {table} USING hnsw (vec {s}.{kind}_cosine_ops) "
+                + opts
+            )
+            conn.commit()
+            out[kind]["build"] = time.perf_counter() - t
+            size = conn.execute("SELECT pg_relation_size(%s::regclass)", (f"{table}_hnsw",))
+            out[kind]["mb"] = size.fetchone()[0] / 2**20
+        qvs = ["[" + ",".join(map(repr, unit_vector(v, EMB))) + "]" for v in EMB.embed_queries(qs)]
+
+        def top(kind: str, qv: str, exact: bool) -> tuple[list[str], float]:
+            conn.execute("SET hnsw.ef_search = 40")
+            conn.execute(f"SET enable_indexscan = {'off' if exact else 'on'}")
+            conn.execute(f"SET enable_seqscan = {'on' if exact else 'off'}")
+            t = time.perf_counter()
+            rows = conn.execute(
+                f"SELECT id FROM {names[kind]} ORDER BY vec OPERATOR({s}.<=>) %s::{s}.{kind} "
+                f"LIMIT {K}",
+                (qv,),
+            ).fetchall()
+            return [r[0] for r in rows], time.perf_counter() - t
+
+        for kind in names:
+            times, recall = [], []
+            for qv in qvs:
+                want, _ = top("vector", qv, exact=True)
+                got, took = top(kind, qv, exact=False)
+                times.append(took)
+                recall.append(len(set(got) & set(want)) / K)
+            out[kind]["p50"] = _pct(times, 0.5)
+            out[kind]["recall"] = statistics.mean(recall)
+        conn.execute("RESET enable_indexscan")
+        conn.execute("RESET enable_seqscan")
+        for table in names.values():
+            conn.execute(f"DROP TABLE {table}")
+        conn.commit()
+    v, h = out["vector"], out["halfvec"]
+    return [
+        f"  {kind:7} HNSW of {n_records:,}: built {1e6 * o['build'] / n_records:.0f} us a record, "
+        f"{o['mb']:.1f} MB, top-10 by the index p50 {o['p50']:.2f} ms, "
+        f"recall@10 {o['recall']:.3f} vs exact"
+        for kind, o in (("vector", v), ("halfvec", h))
+    ] + [
+        f"  halfvec / vector: build {h['build'] / v['build']:.2f}x, size {h['mb'] / v['mb']:.2f}x, "
+        f"query {h['p50'] / v['p50']:.2f}x"
+    ]
 
 
 def _writes(b: Any) -> str:
@@ -214,7 +288,7 @@ def main(n_records: int, n_visible: int, n_q: int, shapes: list[str]) -> None:
     system = os.environ.get("BRANCHMEM_TEST_POSTGRES", "")
     if system:
         for shape in shapes:
-            run("postgres (system)", system, n_records, n_visible, shape, n_q)
+            run("postgres (system)", system, n_records, n_visible, shape, n_q, False)
     else:
         print("postgres: skipped (BRANCHMEM_TEST_POSTGRES is not set)")
     folder = tempfile.mkdtemp(prefix="bmpg_")
@@ -232,8 +306,9 @@ def main(n_records: int, n_visible: int, n_q: int, shapes: list[str]) -> None:
         # One extension schema for every bench schema (dropped after each run).
         with __import__("psycopg").connect(server.get_uri(), autocommit=True) as conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
-        for shape in shapes:
-            run("pgvector (pgserver)", server.get_uri(), n_records, n_visible, shape, n_q)
+        for shape in shapes:  # halfvec against vector on the first shape
+            half = shape == shapes[0]
+            run("pgvector (pgserver)", server.get_uri(), n_records, n_visible, shape, n_q, half)
     finally:
         server.cleanup()
         import shutil

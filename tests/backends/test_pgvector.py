@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from test_search_properties import build, check_search
 
 from branchmem import HashingEmbedder, Store
-from branchmem.backends.postgres.vector import table_name
+from branchmem.backends.postgres.vector import table_name, table_statements
 from branchmem.retrieval import ann, fastfuse, server_ann
 from helpers.pg_helpers import (
     PG_URL,
@@ -105,11 +105,10 @@ def test_a_store_on_a_server_with_pgvector_uses_it_and_says_so(opened: Callable[
     store.search("花生", at="e39", embedder=EMB)
     got = store.info()["vectors"]
     assert got["pgvector"] and got["pgvector"] >= "0.5"
-    assert got["tables"] == [{"embedder": EMB.name, "dim": 64, "table": table_name(EMB.name, 64)}]
+    tab = table_name(EMB.name, 64, "halfvec")  # pgvector 0.7 and later: half precision
+    assert got["tables"] == [{"embedder": EMB.name, "dim": 64, "table": tab, "type": "halfvec"}]
     # Every vector the search wrote is in the pgvector table too (the visible ones).
-    assert vector_rows(store, table_name(EMB.name, 64)) == sorted(
-        ("default", f"m{i}") for i in range(40)
-    )
+    assert vector_rows(store, tab) == sorted(("default", f"m{i}") for i in range(40))
 
 
 @pgv
@@ -117,7 +116,7 @@ def test_pgvector_rows_go_with_their_records(opened: Callable[[], Store]) -> Non
     store = opened()
     fill(store)
     store.search("花生", at="x1", embedder=EMB)
-    tab = table_name(EMB.name, 64)
+    tab = table_name(EMB.name, 64, "halfvec")
     assert ("default", "m3") in vector_rows(store, tab)
     store.purge(memories=["m3"])
     assert ("default", "m3") not in vector_rows(store, tab)
@@ -141,9 +140,38 @@ def test_a_new_table_is_filled_from_the_vectors_already_stored(
     monkeypatch.delenv("BRANCHMEM_PGVECTOR")
     b.__dict__.pop("_pgv_ext", None)  # as a process started without the setting sees it
     hits = store.search("花生", at="e39", embedder=HashingEmbedder(48), explain=True)
-    assert len(vector_rows(store, table_name("hashing-48", 48))) == 40
+    assert len(vector_rows(store, table_name("hashing-48", 48, "halfvec"))) == 40
     assert hits[0].explanation is not None
     assert "vectors from pgvector HNSW" in hits[0].explanation.scoring
+
+
+@pgv
+def test_a_table_made_as_vector_stays_in_use(
+    opened: Callable[[], Store], hnsw_always: list[str]
+) -> None:
+    """A store whose table an older version made with ``vector`` columns keeps
+    it (the registry names it): written to, erased from and searched as before."""
+    store = opened()
+    b: Any = store._engine.backend
+    ext = b.pgvector()
+    old = table_name(EMB.name, 64, "vector")
+    with psycopg.connect(PGV_SCHEMAS.url, options=f"-c search_path={b.schema}") as conn:
+        for sql in table_statements(ext.schema, EMB.name, 64, "vector"):
+            conn.execute(sql)
+        conn.execute(
+            "INSERT INTO vector_tables (ns, embedder, dim, tab) VALUES ('', %s, 64, %s)",
+            (EMB.name, old),
+        )
+    b.__dict__["_pgv_tables"] = {}  # a reused test backend: looked up again
+    fill(store)
+    hits = store.search("花生", at="e39", embedder=EMB, explain=True)
+    assert hits and "vectors from pgvector HNSW" in (hits[0].explanation.scoring or "")  # type: ignore[union-attr]
+    assert store.info()["vectors"]["tables"] == [
+        {"embedder": EMB.name, "dim": 64, "table": old, "type": "vector"}
+    ]
+    assert len(vector_rows(store, old)) == 40
+    store.purge(memories=["m3"])
+    assert ("default", "m3") not in vector_rows(store, old)
 
 
 @pytest.mark.skipif(not PG_URL, reason=SKIP_REASON)

