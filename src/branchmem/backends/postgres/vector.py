@@ -23,8 +23,9 @@ embedder that already has vectors is filled from them first.
 Half precision, by measurement (`python bench/search.py --backend postgres`,
 100,000 vectors of 256 dimensions, two runs): against ``vector`` the index is
 0.61x the size, built in 0.74-0.94x the time and answers in 0.70-1.00x, with
-recall@10 by the index alone 0.967-0.973 against 0.973-0.977. The index only proposes candidates: the
-search scores them from the float32 vectors in ``vectors``. A table made as
+recall@10 by the index alone 0.967-0.973 against 0.973-0.977. The index
+only proposes candidates: the search scores them from the float32 vectors in
+``vectors``. A table made as
 ``vector`` (by an older version, or on an older pgvector) stays in use: the
 registry names each table, and its prefix (``hvec_`` or ``vec_``) its type.
 
