@@ -16,18 +16,26 @@ def graph(
     engine: Engine, *, at: str | Sequence[str] | None, namespace: str, now: float | None
 ) -> GraphView:
     """`Store.graph`: ``at=None`` is an empty view (no anchor, nothing visible)."""
+    memos = engine.cache("graph-views", ViewMemos)
+    if type(at) is str and type(namespace) is str:
+        # Nothing moved since a view was made here: that view, without a read.
+        # (Only a shared one is kept, where the time changes nothing; a name
+        # kept there was checked when it was made.)
+        kept = memos.fast(engine, namespace, at)
+        if kept is not None:
+            check_time(now, "now")
+            return kept
     ns = check_namespace(namespace)
     t = check_time(now, "now")
-    when = engine.clock() if t is None else t
     if at is None:
-        return GraphView(engine, ns, [], ViewMemo(), when, False)
-    anchors = [at] if isinstance(at, str) else check_anchors(at)
+        return GraphView(engine, ns, [], ViewMemo(), engine.clock() if t is None else t, False)
     b = engine.backend
+    when = engine.clock() if t is None else t
+    anchors = [at] if isinstance(at, str) else check_anchors(at)
     key = tuple(anchors)
     with b.reading():
-        gen = b.generation()
+        gen = b.generation(ns)
         engine.sync(gen)
-        memos = engine.cache("graph-views", ViewMemos)
         memo = memos.get(ns, key, gen.writes)
         life = False
         if memo is None:
@@ -38,5 +46,12 @@ def graph(
                 memo = ViewMemo(views, index)
             else:
                 memo = memos.put(ns, key, gen.writes, views, index)
+        if isinstance(at, str) and not life and not memo.index.timed:
+            # Shared (or as good as): one view at the anchor, handed back while
+            # nothing moves; its time changes nothing here.
+            if memo.view is None:
+                memo.view = GraphView(engine, ns, at, memo, when, False)
+                memos.keep_view(ns, at, memo, memo.view)
+            return memo.view
     shown = at if isinstance(at, str) else anchors
     return GraphView(engine, ns, shown, memo, when, life)

@@ -40,6 +40,21 @@ class GraphView:
     [Edge(Alice -owns-> auth-service, sources=[e1])]
     """
 
+    __slots__ = (
+        "_asked",
+        "_comp",
+        "_cut_seq",
+        "_engine",
+        "_index",
+        "_lifecycle",
+        "_nb",
+        "_now",
+        "_touch",
+        "_views",
+        "at",
+        "namespace",
+    )
+
     def __init__(
         self,
         engine: Engine,
@@ -62,6 +77,7 @@ class GraphView:
         self._touch = memo.touch
         self._comp = memo.comp
         self._nb = memo.nb
+        self._asked = memo.asked
 
     # ---------------------------------------------------------- the gate
     def _shows(self, row: RecordRow) -> bool:
@@ -212,6 +228,16 @@ class GraphView:
         """The visible edges at ``entity`` (or its aliases), oldest first; alias
         edges only when ``predicate`` asks for them. ``direction`` is
         ``"both"``, ``"out"`` (``entity`` the subject) or ``"in"``."""
+        # Asked before with these very arguments: the answer kept then.
+        asked: Any = None
+        if type(entity) is str:
+            if predicate is None and direction == "both":
+                asked = entity
+            elif (predicate is None or type(predicate) is str) and type(direction) is str:
+                asked = (entity, predicate, direction)
+            kept = self._asked.get(asked)
+            if kept is not None:
+                return list(kept)
         if direction not in DIRECTIONS:
             raise InvalidInput(
                 f"direction must be one of {', '.join(DIRECTIONS)}; got {show(direction)}"
@@ -221,6 +247,8 @@ class GraphView:
         key = (members, want, direction)
         kept = self._nb.get(key)
         if kept is not None:
+            if asked is not None:
+                self._asked[asked] = kept
             return list(kept)
         if len(members) == 1:
             found = self._touching(members[0])
@@ -239,6 +267,8 @@ class GraphView:
                 continue
             out.append(e)
         self._nb[key] = out
+        if asked is not None:
+            self._asked[asked] = out
         return list(out)
 
     def edges(self, entity: str | None = None, *, predicate: str | None = None) -> list[Edge]:
