@@ -23,7 +23,8 @@ def graph(
         # kept there was checked when it was made.)
         kept = memos.fast(engine, namespace, at)
         if kept is not None:
-            check_time(now, "now")
+            if now is not None:
+                check_time(now, "now")
             return kept
     ns = check_namespace(namespace)
     t = check_time(now, "now")
