@@ -38,7 +38,7 @@ class ViewMemo:
     """One anchor state: its ranges and index cut, and the derived answers
     (filled lazily by the views made there)."""
 
-    __slots__ = ("asked", "comp", "cut", "index", "nb", "touch", "view", "views")
+    __slots__ = ("asked", "comp", "cut", "index", "nb", "said", "top", "touch", "view", "views")
 
     def __init__(
         self, views: list[dict[int, int]] | None = None, index: NsIndex | None = None
@@ -46,6 +46,9 @@ class ViewMemo:
         self.views = views if views is not None else []
         self.index = index if index is not None else NsIndex()
         self.cut = self.index.max_seq  # what a later write appends is not in the views
+        self.top = self.index.top  # the highest record seq then (None: not known)
+        # the names of the index that visible records mention (worked out once)
+        self.said: frozenset[str] | None = None
         self.touch: dict[str, list[Edge]] = {}
         self.comp: dict[str, tuple[str, ...]] = {}
         self.nb: dict[tuple[Any, ...], list[Edge]] = {}

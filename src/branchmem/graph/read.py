@@ -17,14 +17,12 @@ def graph(
 ) -> GraphView:
     """`Store.graph`: ``at=None`` is an empty view (no anchor, nothing visible)."""
     memos = engine.cache("graph-views", ViewMemos)
-    if type(at) is str and type(namespace) is str:
+    if type(at) is str and type(namespace) is str and now is None:
         # Nothing moved since a view was made here: that view, without a read.
-        # (Only a shared one is kept, where the time changes nothing; a name
+        # (Only a shared one is kept, where the time changes no edge; a name
         # kept there was checked when it was made.)
         kept = memos.fast(engine, namespace, at)
         if kept is not None:
-            if now is not None:
-                check_time(now, "now")
             return kept
     ns = check_namespace(namespace)
     t = check_time(now, "now")
@@ -47,12 +45,13 @@ def graph(
                 memo = ViewMemo(views, index)
             else:
                 memo = memos.put(ns, key, gen.writes, views, index)
-        if isinstance(at, str) and not life and not memo.index.timed:
+        if isinstance(at, str) and t is None and not life and not memo.index.timed:
             # Shared (or as good as): one view at the anchor, handed back while
-            # nothing moves; its time changes nothing here.
+            # nothing moves; its time changes no edge here.
             if memo.view is None:
-                memo.view = GraphView(engine, ns, at, memo, when, False)
-                memos.keep_view(ns, at, memo, memo.view)
+                view = GraphView(engine, ns, at, memo, when, False, kept=True)
+                memo.view = view
+                memos.keep_view(ns, at, memo, view)
             return memo.view
     shown = at if isinstance(at, str) else anchors
     return GraphView(engine, ns, shown, memo, when, life)
