@@ -21,15 +21,12 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..backends.base import Backend, Generation, QuickGeneration
 from ..engine import Engine
 from .index import NsIndex
 from .model import Edge
-
-if TYPE_CHECKING:
-    from .view import GraphView
 
 LIMIT = 256  # anchor states kept per engine, the least recently used dropped first
 
@@ -55,7 +52,9 @@ class ViewMemo:
         # neighbors' answers by the arguments as given: the name (with the default
         # predicate and direction), or (name, predicate, direction)
         self.asked: dict[Any, list[Edge]] = {}
-        self.view: GraphView | None = None  # the view at one anchor, kept where shared
+        # the `GraphView` at one anchor, kept where shared (an object here: views
+        # are made of memos, not the other way round)
+        self.view: object | None = None
 
 
 _Key = tuple[str, tuple[str, ...]]
@@ -67,11 +66,11 @@ class ViewMemos:
 
     def __init__(self) -> None:
         self._by: OrderedDict[_Key, tuple[int | None, ViewMemo]] = OrderedDict()
-        self._views: dict[tuple[str, str], tuple[int | None, GraphView]] = {}
+        self._views: dict[tuple[str, str], tuple[int | None, object]] = {}
         self._lock = threading.Lock()
         self._quick: tuple[Backend, Callable[[], Generation | None] | None] | None = None
 
-    def fast(self, engine: Engine, ns: str, at: str) -> GraphView | None:
+    def fast(self, engine: Engine, ns: str, at: str) -> object | None:
         """The view kept at the one anchor ``at``, if the backend's
         `QuickGeneration` says nothing moved since it was made; no read is opened
         (a plain dict read: the lock is for writers)."""
@@ -90,7 +89,7 @@ class ViewMemos:
             return None
         return got[1]
 
-    def keep_view(self, ns: str, at: str, memo: ViewMemo, view: GraphView) -> None:
+    def keep_view(self, ns: str, at: str, memo: ViewMemo, view: object) -> None:
         """Keep ``view`` (over ``memo``) for `fast`, if ``memo`` is the one kept at ``at``."""
         with self._lock:
             got = self._by.get((ns, (at,)))

@@ -22,7 +22,7 @@ def graph(
         # (Only a shared one is kept, where the time changes no edge; a name
         # kept there was checked when it was made.)
         kept = memos.fast(engine, namespace, at)
-        if kept is not None:
+        if isinstance(kept, GraphView):
             return kept
     ns = check_namespace(namespace)
     t = check_time(now, "now")
@@ -48,10 +48,11 @@ def graph(
         if isinstance(at, str) and t is None and not life and not memo.index.timed:
             # Shared (or as good as): one view at the anchor, handed back while
             # nothing moves; its time changes no edge here.
-            if memo.view is None:
+            view = memo.view
+            if not isinstance(view, GraphView):
                 view = GraphView(engine, ns, at, memo, when, False, kept=True)
                 memo.view = view
                 memos.keep_view(ns, at, memo, view)
-            return memo.view
+            return view
     shown = at if isinstance(at, str) else anchors
     return GraphView(engine, ns, shown, memo, when, life)
