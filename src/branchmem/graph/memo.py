@@ -69,6 +69,7 @@ class ViewMemos:
         self._views: dict[tuple[str, str], tuple[int | None, object]] = {}
         self._lock = threading.Lock()
         self._quick: tuple[Backend, Callable[[], Generation | None] | None] | None = None
+        self._synced: Generation | None = None  # the engine was synced to it
 
     def fast(self, engine: Engine, ns: str, at: str) -> object | None:
         """The view kept at the one anchor ``at``, if the backend's
@@ -83,7 +84,9 @@ class ViewMemos:
         gen = q[1]()
         if gen is None:
             return None
-        engine.sync(gen)  # an erasure since: everything here is dropped first
+        if gen is not self._synced:  # (a backend hands back its last answer while nothing moves)
+            engine.sync(gen)  # an erasure since: everything here is dropped first
+            self._synced = gen
         got = self._views.get((ns, at))
         if got is None or got[0] != gen.writes:
             return None
