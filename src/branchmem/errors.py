@@ -19,7 +19,7 @@
     │   ├── UnknownSnapshot
     │   ├── UnknownConflict
     │   ├── UnknownNamespace               a namespace that holds nothing
-    │   ├── UnknownEntity                  a name no visible edge names
+    │   ├── UnknownEntity                  a name no visible edge or record names
     │   └── UnknownAnchor                  `at=` names no event and no branch
     ├── BranchConflict (RuntimeError)      a branch head moved under a compare-and-set
     ├── StorageError                       the backend failed (driver error, foreign file)
@@ -185,14 +185,14 @@ class UnknownMemory(NotFound):
 
 
 class UnknownEntity(NotFound):
-    """No visible edge names this entity at the anchor."""
+    """No visible edge names this entity at the anchor, and no visible record mentions it."""
 
     def __init__(self, name: str, at: object, namespace: str) -> None:
         self.name = name
         self.at = at
         self.namespace = namespace
         super().__init__(
-            f"no visible edge names {name!r} at {at!r} in namespace {namespace!r}; "
+            f"no visible edge or record names {name!r} at {at!r} in namespace {namespace!r}; "
             "graph(at=...).entities() lists the entities there"
         )
 

@@ -391,6 +391,35 @@ class RecordLog(Protocol):
 
 
 @runtime_checkable
+class QuickGeneration(Protocol):
+    """Optional (found with ``isinstance``): the `Generation` as of now, told
+    without opening a read view, for a cache that only needs to know that
+    nothing moved (a repeated `Store.graph`). None when that cannot be told
+    cheaply (a transaction is open, another connection committed since the
+    backend last looked): the caller then opens `reading` and asks
+    `generation` there. Its ``writes`` compare with those `generation` gives
+    (with or without a namespace)."""
+
+    def quick_generation(self) -> Generation | None: ...
+
+
+Stamp = tuple[int, float, str, tuple[str, ...], str | None]
+"""A record's ``(seq, created_at, content, sources, target)``: `RecordStamps`."""
+
+
+@runtime_checkable
+class RecordStamps(Protocol):
+    """Optional (found with ``isinstance``): what identifies each stored record
+    of some kinds, without reading the records. After an erasure a kept index
+    of records compares these with what it holds, drops what is gone (or was
+    written again under the same number) and reads only the rest."""
+
+    def record_stamps(self, ns: str, kinds: tuple[str, ...]) -> dict[str, Stamp]:
+        """The `Stamp` of every record of ``ns`` whose kind is in ``kinds``, by id."""
+        ...
+
+
+@runtime_checkable
 class QueryLogRegistry(Protocol):
     """Optional (found with ``isinstance``): the query logs that searches of
     this store wrote to, kept with the store so that a purge in any later

@@ -23,6 +23,7 @@ from .base import (
     Pos,
     Ranges,
     RecordRow,
+    Stamp,
 )
 from .memory_index import COLD as _COLD
 from .memory_index import SEQ as _SEQ
@@ -83,6 +84,7 @@ class MemoryBackend(TreeReads):
         self._after: list[Callable[[], None]] = []  # run once the transaction ends well
         self._writes = 0
         self._erasures = 0
+        self._quick = Generation(0, 0)  # quick_generation's last answer
         self._detached: list[list[AuditEntry]] = []  # audit logs of dropped namespaces
         self._query_logs: set[str] = set()
 
@@ -122,6 +124,16 @@ class MemoryBackend(TreeReads):
 
     def generation(self, ns: str | None = None) -> Generation:
         return Generation(self._writes, self._erasures)  # store-wide: one writer
+
+    def quick_generation(self) -> Generation | None:
+        # Both counters move inside a transaction only; none is open, so the pair
+        # is a committed state (one that moves meanwhile shows as a new pair later).
+        if self._tx_depth:
+            return None
+        g, w, e = self._quick, self._writes, self._erasures
+        if g.writes != w or g.erasures != e:
+            g = self._quick = Generation(w, e)
+        return g
 
     @contextmanager
     def reading(self) -> Iterator[None]:
@@ -438,6 +450,13 @@ class MemoryBackend(TreeReads):
 
     def record_top(self, ns: str) -> int:
         return self._read(ns).top
+
+    def record_stamps(self, ns: str, kinds: tuple[str, ...]) -> dict[str, Stamp]:
+        return {
+            r.id: (r.seq, r.at, r.content, r.source_ids(), r.target)
+            for r in self._read(ns).records.values()
+            if r.kind in kinds
+        }
 
     def records_since(self, ns: str, seq: int) -> list[RecordRow]:
         # The stored rows, like records_in_ranges: each holds its (shared) Memory.

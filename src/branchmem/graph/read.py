@@ -16,18 +16,25 @@ def graph(
     engine: Engine, *, at: str | Sequence[str] | None, namespace: str, now: float | None
 ) -> GraphView:
     """`Store.graph`: ``at=None`` is an empty view (no anchor, nothing visible)."""
+    memos = engine.cache("graph-views", ViewMemos)
+    if type(at) is str and type(namespace) is str and now is None:
+        # Nothing moved since a view was made here: that view, without a read.
+        # (Only a shared one is kept, where the time changes no edge; a name
+        # kept there was checked when it was made.)
+        kept = memos.fast(engine, namespace, at)
+        if isinstance(kept, GraphView):
+            return kept
     ns = check_namespace(namespace)
     t = check_time(now, "now")
-    when = engine.clock() if t is None else t
     if at is None:
-        return GraphView(engine, ns, [], ViewMemo(), when, False)
-    anchors = [at] if isinstance(at, str) else check_anchors(at)
+        return GraphView(engine, ns, [], ViewMemo(), engine.clock() if t is None else t, False)
     b = engine.backend
+    when = engine.clock() if t is None else t
+    anchors = [at] if isinstance(at, str) else check_anchors(at)
     key = tuple(anchors)
     with b.reading():
-        gen = b.generation()
+        gen = b.generation(ns)
         engine.sync(gen)
-        memos = engine.cache("graph-views", ViewMemos)
         memo = memos.get(ns, key, gen.writes)
         life = False
         if memo is None:
@@ -38,5 +45,14 @@ def graph(
                 memo = ViewMemo(views, index)
             else:
                 memo = memos.put(ns, key, gen.writes, views, index)
+        if isinstance(at, str) and t is None and not life and not memo.index.timed:
+            # Shared (or as good as): one view at the anchor, handed back while
+            # nothing moves; its time changes no edge here.
+            view = memo.view
+            if not isinstance(view, GraphView):
+                view = GraphView(engine, ns, at, memo, when, False, kept=True)
+                memo.view = view
+                memos.keep_view(ns, at, memo, view)
+            return view
     shown = at if isinstance(at, str) else anchors
     return GraphView(engine, ns, shown, memo, when, life)

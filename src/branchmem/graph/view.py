@@ -5,6 +5,10 @@ source on that anchor's path, no retraction of it visible there, and its time
 not past (``valid_from``/``valid_to``, expiry, archive). Every read of the view
 walks visible edges only, so an edge from an abandoned branch never steers a
 neighbour list, a path or a search's expansion.
+
+An entity exists in the view iff a visible edge names it or a visible record
+(a memory, a summary: not an edge) mentions its name (`Mentions`, over the
+names edges of the namespace name). One only mentioned has no neighbours.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Any
 from ..backends.base import RecordRow
 from ..engine import Engine
 from ..errors import InvalidInput, UnknownEntity
+from ..gate import read_views
 from ..lineage import row_in_ranges
 from ..model import Memory
 from ..ops.times import time_hides
@@ -40,6 +45,23 @@ class GraphView:
     [Edge(Alice -owns-> auth-service, sources=[e1])]
     """
 
+    __slots__ = (
+        "_asked",
+        "_comp",
+        "_cut_seq",
+        "_engine",
+        "_index",
+        "_kept",
+        "_lifecycle",
+        "_memo",
+        "_nb",
+        "_now",
+        "_touch",
+        "_views",
+        "at",
+        "namespace",
+    )
+
     def __init__(
         self,
         engine: Engine,
@@ -48,6 +70,8 @@ class GraphView:
         memo: ViewMemo,
         now: float,
         lifecycle: bool,
+        *,
+        kept: bool = False,
     ) -> None:
         self.at = at
         self.namespace = ns
@@ -62,6 +86,9 @@ class GraphView:
         self._touch = memo.touch
         self._comp = memo.comp
         self._nb = memo.nb
+        self._asked = memo.asked
+        self._memo = memo
+        self._kept = kept  # kept at its anchor for `Store.graph` (then it follows the clock)
 
     # ---------------------------------------------------------- the gate
     def _shows(self, row: RecordRow) -> bool:
@@ -96,8 +123,36 @@ class GraphView:
     def mentioned(self, text: str) -> list[str]:
         """The entities (by name) a visible edge names that ``text`` mentions."""
         keys = self._index.mentions().find(text)
-        out = {self._name(self._members(k)) for k in keys if self.has(k)}
+        out = {self._name(self._members(k)) for k in keys if self.linked(k)}
         return sorted(out)
+
+    def _said_here(self) -> frozenset[str]:
+        """The normalised names of the index that records visible here mention
+        (read once per anchor state; per view where a record's time matters)."""
+        memo = self._memo
+        if memo.said is not None:
+            return memo.said
+        b = self._engine.backend
+        top = memo.top
+        with b.reading():
+            groups, _ = read_views(self._engine, self.namespace, self._views, None)
+            live = [m for g in groups for m in g if top is None or m.seq <= top]
+            timed = self._lifecycle or any(
+                m.valid_from is not None or m.valid_to is not None or m.expires_at is not None
+                for m in live
+            )
+            if timed:
+                # The time matters: asked each time (a view kept at the anchor for
+                # `Store.graph` follows the clock; another has its own time).
+                life = b.get_life(self.namespace, [m.id for m in live]) if live else {}
+                t = self._engine.clock() if self._kept else self._now
+                inf = float("inf")
+                live = [m for m in live if time_hides(m, life.get(m.id), t, inf, False) is None]
+        find = self._index.mentions().find
+        said = frozenset(k for m in live for k in find(m.content))
+        if not timed:
+            memo.said = said
+        return said
 
     def names_of(self, name: str) -> tuple[str, ...]:
         """The normalised names of the entity ``name`` (itself and its aliases)."""
@@ -176,17 +231,27 @@ class GraphView:
         return members
 
     def _node(self, name: str) -> tuple[str, ...]:
-        """The members of the entity ``name`` names (`UnknownEntity` if no visible edge)."""
+        """The members of the entity ``name`` names (`UnknownEntity` if none here)."""
         if not isinstance(name, str) or not name.strip():
             raise InvalidInput(f"an entity is a non-empty name, got {show(name)}")
         members = self._members(norm(name))
-        if not any(self._touching(k) for k in members):
+        if not any(self._touching(k) for k in members) and not self._said_here().intersection(
+            members
+        ):
             raise UnknownEntity(name, self.at, self.namespace)
         return members
 
-    def has(self, name: str) -> bool:
+    def linked(self, name: str) -> bool:
         """Does a visible edge name ``name`` (or one of its aliases)?"""
         return any(self._touching(k) for k in self._members(norm(name)))
+
+    def has(self, name: str) -> bool:
+        """Is ``name`` an entity here: named by a visible edge, or mentioned by a
+        visible record (it, or one of its aliases)?"""
+        members = self._members(norm(name))
+        return any(self._touching(k) for k in members) or bool(
+            self._said_here().intersection(members)
+        )
 
     def entity(self, name: str) -> Entity:
         """The entity ``name`` names, with its aliases (`UnknownEntity` if none)."""
@@ -195,10 +260,11 @@ class GraphView:
         return Entity(d.get(members[0], members[0]), tuple(d.get(k, k) for k in members[1:]))
 
     def entities(self) -> list[Entity]:
-        """Every entity a visible edge names, by name."""
+        """Every entity a visible edge names or a visible record mentions, by name."""
         out: dict[str, Entity] = {}
-        for key in self._index.by_name:
-            if key not in self._comp and not self._touching(key):
+        said = self._said_here()
+        for key in sorted({*self._index.by_name, *said}):
+            if key not in said and not self._touching(key):
                 continue
             members = self._members(key)
             if members[0] not in out:
@@ -212,6 +278,16 @@ class GraphView:
         """The visible edges at ``entity`` (or its aliases), oldest first; alias
         edges only when ``predicate`` asks for them. ``direction`` is
         ``"both"``, ``"out"`` (``entity`` the subject) or ``"in"``."""
+        # Asked before with these very arguments: the answer kept then.
+        asked: Any = None
+        if type(entity) is str:
+            if predicate is None and direction == "both":
+                asked = entity
+            elif (predicate is None or type(predicate) is str) and type(direction) is str:
+                asked = (entity, predicate, direction)
+            kept = self._asked.get(asked)
+            if kept is not None:
+                return list(kept)
         if direction not in DIRECTIONS:
             raise InvalidInput(
                 f"direction must be one of {', '.join(DIRECTIONS)}; got {show(direction)}"
@@ -221,6 +297,8 @@ class GraphView:
         key = (members, want, direction)
         kept = self._nb.get(key)
         if kept is not None:
+            if asked is not None:
+                self._asked[asked] = kept
             return list(kept)
         if len(members) == 1:
             found = self._touching(members[0])
@@ -239,6 +317,8 @@ class GraphView:
                 continue
             out.append(e)
         self._nb[key] = out
+        if asked is not None:
+            self._asked[asked] = out
         return list(out)
 
     def edges(self, entity: str | None = None, *, predicate: str | None = None) -> list[Edge]:

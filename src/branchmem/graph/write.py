@@ -152,7 +152,7 @@ def _same_slot(
     rs = ancestor_ranges(pos, seg_parents)  # type: ignore[arg-type]
     memo = ViewMemo([rs], index_of(engine, ns))  # this write's own, never shared
     view = GraphView(engine, ns, srcs[-1], memo, engine.clock(), b.has_lifecycle(ns))
-    if not view.has(s):
+    if not view.linked(s):
         return []
     if way == "in":
         return [

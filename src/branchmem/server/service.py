@@ -278,7 +278,7 @@ def graph(
         d = view.to_dict()
         d["edges"] = d["edges"][: ctx.limits.max_page]
         return d | {"paths": []}
-    view.entity(entity)  # UnknownEntity (404) when no visible edge names it
+    view.entity(entity)  # UnknownEntity (404) when no visible edge or record names it
     reach = view.reach([entity], max_hops=hops)
     edges = {e.id: e for p in reach.values() for e in p.edges}
     for name in reach:

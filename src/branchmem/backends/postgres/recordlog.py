@@ -13,12 +13,13 @@ reads the gate again.
 
 from __future__ import annotations
 
-from ..base import RecordRow
+from ..base import RecordRow, Stamp
+from ..sqlrows import SEP
 from .meta import PgMeta
 
 
 class PgRecordLog(PgMeta):
-    """`record_top` and `records_since`, one statement each."""
+    """`record_top`, `records_since` and `record_stamps`, one statement each."""
 
     def record_top(self, ns: str) -> int:
         row = self._q("SELECT coalesce(max(seq), 0) FROM records WHERE ns = %(ns)s", {"ns": ns})
@@ -26,3 +27,13 @@ class PgRecordLog(PgMeta):
 
     def records_since(self, ns: str, seq: int) -> list[RecordRow]:
         return self._records("seq > %(seq)s ORDER BY seq", {"ns": ns, "seq": seq})
+
+    def record_stamps(self, ns: str, kinds: tuple[str, ...]) -> dict[str, Stamp]:
+        sql = (
+            "SELECT id, seq, created_at, content, sources, target FROM records "
+            "WHERE ns = %(ns)s AND kind = ANY(%(kinds)s)"
+        )
+        return {
+            r[0]: (int(r[1]), r[2], r[3], tuple(r[4].split(SEP)), r[5])
+            for r in self._q(sql, {"ns": ns, "kinds": list(kinds)})
+        }

@@ -169,6 +169,7 @@ class SQLiteBackend(TreeTables, GraphTables, MetaTables):
         self._writes = 0
         self._data_version = -1
         self._erasures = -1
+        self._quick = Generation(0, -1)  # quick_generation's last answer
         self._erasing = False  # does the open write transaction delete or blank rows?
         # Erasures up to this count are out of the write-ahead log (see _finish_erasure).
         self._log_clean = 0
@@ -215,6 +216,21 @@ class SQLiteBackend(TreeTables, GraphTables, MetaTables):
             if self._depth == 0:
                 self._sync()
             return Generation(self._writes, self._erasures)
+
+    def quick_generation(self) -> Generation | None:
+        """One statement: ``data_version`` (in a read of its own) unmoved since
+        the last look means no other connection committed, and this one's
+        commits are counted as they land."""
+        with self._lock:
+            if self._depth:
+                return None
+            (version,) = self._db.execute("PRAGMA data_version").fetchone()
+            if version != self._data_version:
+                return None
+            g, w, e = self._quick, self._writes, self._erasures
+            if g.writes != w or g.erasures != e:
+                g = self._quick = Generation(w, e)
+            return g
 
     def _mark_erasure(self) -> None:
         """Count this write transaction as an erasure when it commits, and zero

@@ -16,6 +16,7 @@ from ..base import (
     Pos,
     Ranges,
     RecordRow,
+    Stamp,
 )
 from ..sqlrows import (
     REC_COLS,
@@ -309,6 +310,19 @@ class GraphTables(SQLiteParts):
             return 0
         row = self._db.execute("SELECT max(seq) FROM records WHERE ns=?", (nid,)).fetchone()
         return int(row[0]) if row and row[0] is not None else 0
+
+    def record_stamps(self, ns: str, kinds: tuple[str, ...]) -> dict[str, Stamp]:
+        nid = self._ns(ns)
+        if nid is None:
+            return {}
+        sql = (
+            "SELECT id, seq, created_at, content, sources, target FROM records "
+            f"WHERE ns=? AND kind IN ({marks(len(kinds))})"
+        )
+        return {
+            r[0]: (r[1], r[2], r[3], tuple(r[4].split(SEP)), r[5])
+            for r in self._db.execute(sql, (nid, *kinds))
+        }
 
     def records_since(self, ns: str, seq: int) -> list[RecordRow]:
         nid = self._ns(ns)
