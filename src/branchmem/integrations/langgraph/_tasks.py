@@ -11,6 +11,7 @@ from contextlib import AbstractContextManager
 
 from langchain_core.runnables import RunnableConfig
 
+from ...backends.base import UnsyncedCommits
 from ...errors import InvalidInput
 from ...store import Store
 from . import _keys as k
@@ -40,11 +41,26 @@ def task_of(config: RunnableConfig) -> tuple[str, str, str]:
     return str(thread), str(cp_map[""]), task_id
 
 
-def one_transaction(store: Store) -> AbstractContextManager[None]:
+def one_transaction(store: Store, *, synced: bool = True) -> AbstractContextManager[None]:
     """Several writes of one saver or store call as one backend transaction
     (all or none, one commit: a commit is most of a small write's cost).
-    Backend transactions nest, so the Store's own calls inside join it."""
-    return store._engine.backend.transaction()
+    Backend transactions nest, so the Store's own calls inside join it.
+
+    ``synced=False`` for writes that a checkpoint's (synced) commit follows
+    soon: a task's pending writes and store writes inside a run. Where the
+    backend can, that commit does not wait for the disk; a crash of the
+    process loses none of it, and the step's checkpoint syncs it (a power cut
+    before then loses the step's writes, as it would lose the checkpoint)."""
+    backend = store._engine.backend
+    if not synced and isinstance(backend, UnsyncedCommits):
+        return backend.unsynced_transaction()
+    return backend.transaction()
+
+
+def one_read(store: Store) -> AbstractContextManager[None]:
+    """Several reads of one saver or store call in one read view (one read
+    transaction, where the backend has them)."""
+    return store._engine.backend.reading()
 
 
 def link_task(store: Store, ns: str, tns: str, thread: str, cid: str, task_id: str) -> str:

@@ -272,7 +272,9 @@ class BranchmemStore(BaseStore):
             else:
                 raise InvalidInput(f"unknown store operation {type(op).__name__}")
         if puts:
-            with one_transaction(self.store):
+            # Inside a run, synced by the step's checkpoint (`one_transaction`).
+            in_run = self._anchor is None and anchor is not None
+            with one_transaction(self.store, synced=not in_run):
                 if anchor is not None and anchor not in self._linked:
                     self._link(anchor)
                 source, added, hid = self._apply(anchor, puts, view)
