@@ -20,10 +20,12 @@ for the lock the saver holds while it commits).
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 import weakref
 from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 from ...errors import UnknownAnchor, UnknownBranch, UnknownEvent
 from ...model import RETRACTION, Memory
@@ -115,6 +117,14 @@ def live(m: Memory, now: float) -> bool:
     return m.expires_at is None or m.expires_at > now
 
 
+def indexable(v: Any) -> bool:
+    """Is ``v`` a filter value (or a value's field) that `LongTerm.eq` keys
+    on: a scalar whose equality is the dict's (``nan`` equals nothing). Not
+    ``None``: a filter's ``None`` also matches an item without the field."""
+    t = type(v)
+    return t is str or t is int or t is bool or (t is float and v == v)
+
+
 class LongTerm:
     """The long-term view of one branchmem namespace of one `Store`."""
 
@@ -131,6 +141,12 @@ class LongTerm:
         self.current: dict[tuple[str, ...], dict[str, Memory]] = {}  # ns -> key -> item
         self.shared_live: dict[Ident, dict[str, Memory]] = {}  # every live shared record
         self.shared_ids: dict[str, Ident] = {}
+        # Kept with `current`, for a filtered search (`matching`): by namespace,
+        # (field, value) -> key -> item for each top-level field of an item's
+        # value that holds a scalar, and the namespace's oldest ``created_at``
+        # (``None``: to be found again, after its oldest item went).
+        self.eq: dict[tuple[str, ...], dict[tuple[str, Any], dict[str, Memory]]] = {}
+        self.low: dict[tuple[str, ...], float | None] = {}
 
     def reset(self) -> None:
         """Forget everything; the next use reads every head again."""
@@ -284,13 +300,46 @@ class LongTerm:
     def _recompute(self, ident: Ident) -> None:
         best = self.best(ident)
         space = self.current.get(ident[0])
+        old = space.get(ident[1]) if space is not None else None
+        if old is not None and (best is None or best.id != old.id):
+            self._unindex(ident, old)
         if best is None:
             if space is not None:
                 space.pop(ident[1], None)
                 if not space:
                     del self.current[ident[0]]
+                    self.eq.pop(ident[0], None)
+                    self.low.pop(ident[0], None)
         else:
             self.current.setdefault(ident[0], {})[ident[1]] = best
+            if old is None or old.id != best.id:
+                self._index(ident, best)
+
+    def _index(self, ident: Ident, m: Memory) -> None:
+        space, key = ident
+        d = m.meta[MARK]  # type: ignore[index]
+        eq = self.eq.setdefault(space, {})
+        for field, v in d["value"].items():
+            if indexable(v):
+                eq.setdefault((field, v), {})[key] = m
+        low = self.low.get(space, math.inf)
+        if low is not None and d["created_at"] < low:
+            self.low[space] = d["created_at"]
+
+    def _unindex(self, ident: Ident, m: Memory) -> None:
+        space, key = ident
+        d = m.meta[MARK]  # type: ignore[index]
+        eq = self.eq.get(space)
+        if eq is not None:
+            for field, v in d["value"].items():
+                bucket = eq.get((field, v)) if indexable(v) else None
+                if bucket is not None and (held := bucket.get(key)) is not None and held.id == m.id:
+                    del bucket[key]
+                    if not bucket:
+                        del eq[(field, v)]
+        low = self.low.get(space)
+        if low is not None and d["created_at"] <= low:
+            self.low[space] = None
 
     # ---------------------------------------------------------------- reading
     def best(
@@ -326,6 +375,34 @@ class LongTerm:
         out = set(view.items)
         out.update(self.idents[r] for r in view.hides if r in self.idents)
         return out
+
+    def matching(
+        self, prefix: tuple[str, ...], conds: list[tuple[str, Any]]
+    ) -> list[tuple[tuple[str, ...], list[Memory]]] | None:
+        """The items under ``prefix`` that may match a search filter's
+        ``conds``, by namespace: those equal to the scalar of one condition
+        (the caller still checks every condition, and the expiry); ``None``
+        where no condition is a scalar. Call with `lock` held."""
+        eqs = [(f, w) for f, w in conds if indexable(w)]
+        if not eqs:
+            return None
+        out: list[tuple[tuple[str, ...], list[Memory]]] = []
+        for space, _ in self.spaces(prefix):
+            index = self.eq.get(space) or {}
+            buckets = [b for c in eqs if (b := index.get(c)) is not None]
+            if len(buckets) == len(eqs):
+                out.append((space, list(min(buckets, key=len).values())))
+        return out
+
+    def first(self, space: tuple[str, ...]) -> float:
+        """The oldest ``created_at`` of the items of ``space`` (expired ones too).
+        Call with `lock` held."""
+        low = self.low.get(space)
+        if low is None:
+            items = self.current.get(space) or {}
+            low = min((m.meta[MARK]["created_at"] for m in items.values()), default=math.inf)  # type: ignore[index]
+            self.low[space] = low
+        return low
 
     def spaces(
         self, prefix: tuple[str, ...] = ()

@@ -305,7 +305,23 @@ class BranchmemStore(BaseStore):
         cands: list[tuple[float, int, tuple[str, ...], Memory]] = []
         conds = list(filt.items()) if filt else []
         mark, now = it.MARK, view.now
-        for ns, recs in view.groups(tuple(op.namespace_prefix)):
+        prefix = tuple(op.namespace_prefix)
+        if conds and view.own is None and view.lt is not None:  # bare: the kept index
+            with view.lt.lock:
+                found = view.lt.matching(prefix, conds)
+                if found is not None:
+                    first = {space: view.lt.first(space) for space, _ in found}
+            if found is not None:
+                for ns, recs in found:
+                    for m in recs:
+                        d = m.meta[mark]  # type: ignore[index]
+                        if m.expires_at is not None and m.expires_at <= now:
+                            continue
+                        value = d["value"]
+                        if all(_compare_values(value.get(key), want) for key, want in conds):
+                            cands.append((d["created_at"], m.seq, ns, m))
+                return self._page(op, cands, first)
+        for ns, recs in view.groups(prefix):
             low = math.inf
             for m in recs:
                 d = m.meta[mark]  # type: ignore[index]
@@ -321,6 +337,14 @@ class BranchmemStore(BaseStore):
                 cands.append((c, m.seq, ns, m))
             if low < first.get(ns, math.inf):
                 first[ns] = low
+        return self._page(op, cands, first)
+
+    def _page(
+        self,
+        op: SearchOp,
+        cands: list[tuple[float, int, tuple[str, ...], Memory]],
+        first: dict[tuple[str, ...], float],
+    ) -> list[SearchItem]:
         n = op.offset + op.limit if not op.query else len(cands)
         best = heapq.nsmallest(n, cands, key=lambda x: (first[x[2]], x[0], x[1]))
         return it.rank(op, [x[3] for x in best], self._embed if op.query else None, self._fields)
