@@ -44,7 +44,7 @@ class HeadView:
     one live record there (``extra``), and the records its visible
     retractions hide."""
 
-    __slots__ = ("anchor", "extra", "hides", "items")
+    __slots__ = ("anchor", "base", "changed", "extra", "hid", "hides", "items")
 
     def __init__(
         self,
@@ -57,6 +57,13 @@ class HeadView:
         self.items = items
         self.hides = hides
         self.extra = extra if extra is not None else set()
+        # Where `derive` made it: the view it came from, the keys whose item
+        # may differ from there and the hides it added (it removes none), so
+        # that moving a head from ``base`` to it looks at those alone; cleared
+        # once used.
+        self.base: HeadView | None = None
+        self.changed: set[Ident] = set()
+        self.hid: set[str] = set()
 
 
 def read_view(store: Store, ns: str, anchor: str, *, hides: bool = True) -> HeadView:
@@ -91,21 +98,28 @@ def derive(base: HeadView, anchor: str, writes: Writes) -> HeadView | None:
     the sources of ``writes`` alone; ``None`` where ``base`` does not say
     enough (a delete of the newest of several live records of a key)."""
     items, hides, extra = dict(base.items), set(base.hides), set(base.extra)
+    changed: set[Ident] = set()
+    new_hides: set[str] = set()
     for added, hid in writes:
         if hid:
             by_id = {m.id: ident for ident, m in items.items()}
             for rid in hid:
                 hides.add(rid)
+                new_hides.add(rid)
                 if (ident := by_id.get(rid)) is not None:
                     if ident in extra:
                         return None
                     del items[ident]
+                    changed.add(ident)
         for m in added:
             ident = ident_of(m)
             if ident in items:
                 extra.add(ident)
             items[ident] = m
-    return HeadView(anchor, items, hides, extra)
+            changed.add(ident)
+    out = HeadView(anchor, items, hides, extra)
+    out.base, out.changed, out.hid = base, changed, new_hides
+    return out
 
 
 def ident_of(m: Memory) -> Ident:
@@ -259,25 +273,39 @@ class LongTerm:
         new_items = new.items if new else {}
         old_hides = old.hides if old else set()
         new_hides = new.hides if new else set()
+        if (
+            old is not None
+            and new is not None
+            and new_items is old_items
+            and new_hides is old_hides
+        ):
+            return  # the same view at a new anchor (a step that wrote nothing)
+        keys: Iterable[Ident] = old_items.keys() | new_items.keys()
+        gone: Iterable[str] = old_hides - new_hides
+        came: Iterable[str] = new_hides - old_hides
+        if new is not None and new.base is not None:
+            if new.base is old:  # derived from the old head: only what it changed
+                keys, gone, came = new.changed, (), new.hid - old_hides
+            new.base = None
         changed: set[Ident] = set()
-        for ident, m in old_items.items():
-            if (n := new_items.get(ident)) is None or n.id != m.id:
+        for ident in keys:
+            m, n = old_items.get(ident), new_items.get(ident)
+            if m is not None and (n is None or n.id != m.id):
                 self._unhold(thread, ident, m)
                 changed.add(ident)
-        for ident, m in new_items.items():
-            if (o := old_items.get(ident)) is None or o.id != m.id:
-                self.holders.setdefault(m.id, set()).add(thread)
-                self.by_ident.setdefault(ident, {})[m.id] = m
-                self.idents[m.id] = ident
+            if n is not None and (m is None or m.id != n.id):
+                self.holders.setdefault(n.id, set()).add(thread)
+                self.by_ident.setdefault(ident, {})[n.id] = n
+                self.idents[n.id] = ident
                 changed.add(ident)
-        for rid in old_hides - new_hides:
+        for rid in gone:
             if (s := self.hiders.get(rid)) is not None:
                 s.discard(thread)
                 if not s:
                     del self.hiders[rid]
             if (hit := self.idents.get(rid)) is not None:
                 changed.add(hit)
-        for rid in new_hides - old_hides:
+        for rid in came:
             self.hiders.setdefault(rid, set()).add(thread)
             if (hit := self.idents.get(rid)) is not None:
                 changed.add(hit)

@@ -11,7 +11,6 @@ from contextlib import AbstractContextManager
 
 from langchain_core.runnables import RunnableConfig
 
-from ...backends.base import UnsyncedCommits
 from ...errors import InvalidInput
 from ...store import Store
 from . import _keys as k
@@ -52,8 +51,9 @@ def one_transaction(store: Store, *, synced: bool = True) -> AbstractContextMana
     process loses none of it, and the step's checkpoint syncs it (a power cut
     before then loses the step's writes, as it would lose the checkpoint)."""
     backend = store._engine.backend
-    if not synced and isinstance(backend, UnsyncedCommits):
-        return backend.unsynced_transaction()
+    unsynced = None if synced else getattr(backend, "unsynced_transaction", None)  # UnsyncedCommits
+    if unsynced is not None:
+        return unsynced()  # type: ignore[no-any-return]
     return backend.transaction()
 
 
@@ -68,11 +68,12 @@ def link_task(store: Store, ns: str, tns: str, thread: str, cid: str, task_id: s
     the next checkpoint of the step find it."""
     ev = k.task_event(thread, cid, task_id)
     root = k.checkpoint_root("", cid)
+    # (one call per namespace, the caller's first: see `BranchmemSaver.put`)
     store.add_events(
         [{"id": ev, "parent": k.checkpoint_event(thread, "", cid), "role": "note",
-          "namespace": ns},
-         {"id": root, "role": "note", "namespace": tns}]
+          "namespace": ns}]
     )  # fmt: skip
+    store.add_events([{"id": root, "role": "note", "namespace": tns}])
     store.add_memory(
         "", sources=[root], kind="working", namespace=tns, id=k.task_link(cid, task_id),
         meta={"type": TASK, "task_id": task_id},

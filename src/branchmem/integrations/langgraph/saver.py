@@ -167,6 +167,9 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         s, ns, tns = self.store, self.namespace, k.thread_namespace(self.namespace, thread)
         # The caller's namespace before the thread's, as a store write does: on
         # PostgreSQL a transaction locks each namespace at its first statement.
+        # (One call per namespace: a batch across namespaces is planned twice.
+        # The root is the same event each time, so its add cannot fail once
+        # the checkpoint's did not.)
         s.add_events(
             [
                 {
@@ -175,10 +178,10 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
                     "role": "note",
                     "namespace": ns,
                     "meta": {"thread_id": thread, "checkpoint_ns": cp_ns, "checkpoint_id": cid},
-                },
-                {"id": root, "role": "note", "namespace": tns},
+                }
             ]
         )
+        s.add_events([{"id": root, "role": "note", "namespace": tns}])
         listing = {
             "content": "",
             "sources": [k.THREAD_ROOT],
