@@ -1,5 +1,6 @@
-"""SQLite's unsynced write transactions (`UnsyncedCommits`) and what a read
-that raised leaves cached."""
+"""SQLite's unsynced write transactions (`UnsyncedCommits`), what a read
+that raised leaves cached, and the count of other connections' commits
+(`OtherWriters`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from branchmem import Store
-from branchmem.backends.base import UnsyncedCommits
+from branchmem.backends.base import OtherWriters, UnsyncedCommits
 from branchmem.backends.sqlite.backend import SQLiteBackend
 from branchmem.errors import UnknownAnchor
 
@@ -98,3 +99,18 @@ def test_a_write_that_raised_drops_what_was_cached(tmp_path: Path) -> None:
     b._db.set_trace_callback(None)
     assert [q for q in statements if "FROM namespaces" in q]
     assert [e.id for e in s.path("e1", namespace="fresh")] == ["e1"]
+
+
+def test_others_version_moves_for_other_connections_only(tmp_path: Path) -> None:
+    p = tmp_path / "s.db"
+    x, y = Store(p), Store(p)
+    b = x._engine.backend
+    assert isinstance(b, OtherWriters)
+    v = b.others_version()
+    x.add_event("e1")
+    x.add_memory("m", sources=["e1"])
+    assert b.others_version() == v  # its own commits
+    y.add_event("e2")
+    moved = b.others_version()
+    assert moved != v
+    assert b.others_version() == moved  # until the next commit elsewhere

@@ -187,6 +187,33 @@ def test_a_new_store_object_and_a_reopened_file_build_the_same_view(tmp_path: An
     again.close()
 
 
+def test_two_store_objects_on_one_file_follow_each_other(tmp_path: Any) -> None:
+    """A running store sees what another Store object (or process) on the same
+    file saved since it built its view, without a restart."""
+    path = tmp_path / "agent.db"
+    mem_a, mem_b = Store(path), Store(path)
+    graph = _graph(mem_a)
+    reader = BranchmemStore(mem_b)
+    assert _bare(reader) == {}  # built now, before anything was learned
+    graph.invoke({"fact": "喝茶"}, _cfg("t1"))
+    learned = graph.get_state(_cfg("t1")).config
+    assert _bare(reader) == {"drink": "喝茶"}
+    # a rewind in the other store takes it out here too, and coming back returns it
+    graph.invoke(None, graph.update_state(_first_step(graph, "t1").config, {"fact": None}))
+    assert _bare(reader) == {} and reader.get(NS, "drink") is None
+    graph.update_state(learned, {"fact": None})
+    assert _bare(reader) == {"drink": "喝茶"}
+    # and the other way: a bare write here reaches the running graph's store
+    reader.put(("user", "prefs"), "tone", {"text": "短"})
+    writer = BranchmemStore(mem_a)
+    assert [i.value for i in writer.search(("user", "prefs"))] == [{"text": "短"}]
+    assert graph.invoke({}, _cfg("t2"))["seen"] == {"drink": "喝茶"}
+    # a run in the graph reads the other store's bare write through the scope chain
+    assert {i.key for i in writer.search(("user",))} == {"drink", "tone"}
+    mem_a.close()
+    mem_b.close()
+
+
 def test_deleting_a_thread_takes_its_lineage_out(make_store: Callable[[], Store]) -> None:
     mem = make_store()
     store = BranchmemStore(mem)

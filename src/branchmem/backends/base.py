@@ -452,6 +452,18 @@ class UnsyncedCommits(Protocol):
 
 
 @runtime_checkable
+class OtherWriters(Protocol):
+    """Optional (found with ``isinstance``): tells whether another connection
+    (another `Store` on the file, another process) committed since a last look,
+    where this connection's own commits do not count. What a process keeps
+    beside the store (the LangGraph long-term view) is read again when it moves."""
+
+    def others_version(self) -> int:
+        """A number that changes whenever another connection commits."""
+        ...
+
+
+@runtime_checkable
 class LogFile(Protocol):
     """Optional (found with ``isinstance``): a backend whose write-ahead log is a
     file next to the store (SQLite). After a purge the log may still hold the

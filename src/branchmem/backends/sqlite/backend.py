@@ -233,6 +233,13 @@ class SQLiteBackend(TreeTables, GraphTables, MetaTables):
                 g = self._quick = Generation(w, e)
             return g
 
+    def others_version(self) -> int:
+        """SQLite's ``data_version``: it changes whenever another connection
+        commits to the file, never for this one's commits (`OtherWriters`)."""
+        with self._lock:
+            (version,) = self._db.execute("PRAGMA data_version").fetchone()
+            return int(version)
+
     def _mark_erasure(self) -> None:
         """Count this write transaction as an erasure when it commits, and zero
         the bytes it frees (SQLite may be built without secure-delete). What is

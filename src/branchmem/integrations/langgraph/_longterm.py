@@ -11,7 +11,12 @@ The view is kept per process and per `Store`, incrementally: when a head
 moves (the saver stores a thread's newer checkpoint), only that head's items
 are read again and only the keys whose item changed are recomputed, so the
 cost of a move or a read does not grow with the number of threads. The first
-use of a view reads every thread's head once (`LongTerm.build`).
+use of a view reads every thread's head once (`LongTerm.build`), and so does
+the first use after another connection committed to the store (another
+`Store` on the same SQLite file, another process: the backend's
+`OtherWriters`); a backend without it (PostgreSQL) is not checked, and the
+view follows only the writes of this `Store`. Beside the current items, an
+index by (field, scalar value) serves a bare filtered search.
 
 `heads_moved` is what the saver calls; `saved`/`wait_saved` let a task wait
 for its checkpoint without polling the backend (which, on SQLite, contends
@@ -161,6 +166,7 @@ class LongTerm:
         # (``None``: to be found again, after its oldest item went).
         self.eq: dict[tuple[str, ...], dict[tuple[str, Any], dict[str, Memory]]] = {}
         self.low: dict[tuple[str, ...], float | None] = {}
+        self.others: int | None = None  # the backend's `others_version` when built
 
     def reset(self) -> None:
         """Forget everything; the next use reads every head again."""
@@ -169,10 +175,16 @@ class LongTerm:
 
     # ------------------------------------------------------------ keeping it
     def build(self) -> None:
-        """Read every thread's head (once, on first use)."""
+        """Read every thread's head (on first use, and again once another
+        connection wrote to the store: `OtherWriters`)."""
+        others = _others_version(self.store)  # (before the lock: a writer holds
+        # the backend's while it reads the view)
         with self.lock:
+            if self.built and others != self.others:
+                self.reset()  # (what another Store or process wrote: read it all again)
             if self.built:
                 return
+            self.others = others
             for thread, cid in _thread_heads(self.store, self.ns):
                 self._set(thread, read_view(self.store, self.ns, head_event(thread, cid)))
             self._set(SHARED, self._read_shared())
@@ -455,6 +467,13 @@ def _thread_heads(store: Store, ns: str) -> Iterator[tuple[str, str]]:
         except UnknownBranch:
             continue
         yield thread, k.checkpoint_of_root(head)
+
+
+def _others_version(store: Store) -> int | None:
+    """The backend's `OtherWriters.others_version` (``None`` where it has none:
+    the memory backend, whose only writer is this process's `Store`)."""
+    look = getattr(store._engine.backend, "others_version", None)
+    return None if look is None else int(look())
 
 
 def head_event(thread: str, cid: str) -> str:

@@ -274,10 +274,14 @@ class BranchmemStore(BaseStore):
         if puts:
             # Inside a run, synced by the step's checkpoint (`one_transaction`).
             in_run = self._anchor is None and anchor is not None
+            # What each put replaces, read before the transaction: the view's
+            # lock is not taken while the backend's is held (a view being
+            # built holds its lock while it reads the backend).
+            olds = {ident: view.get(ident) for ident in puts}
             with one_transaction(self.store, synced=not in_run):
                 if anchor is not None and anchor not in self._linked:
                     self._link(anchor)
-                source, added, hid = self._apply(anchor, puts, view)
+                source, added, hid = self._apply(anchor, puts, olds)
             # once committed:
             if k.task_parent(source) is not None:  # the saver derives the next head from it
                 task_wrote(self.store, source, added, hid)
@@ -367,7 +371,7 @@ class BranchmemStore(BaseStore):
 
     # ------------------------------------------------------------------ writes
     def _apply(
-        self, anchor: str | None, puts: dict[Ident, PutOp], view: _View
+        self, anchor: str | None, puts: dict[Ident, PutOp], olds: dict[Ident, Memory | None]
     ) -> tuple[str, list[Memory], list[str]]:
         """Write ``puts`` from ``anchor`` (``None``: the shared event); the anchor
         written from, the records added and the ids retracted."""
@@ -382,7 +386,7 @@ class BranchmemStore(BaseStore):
         hid: list[str] = []
         for ident, op in puts.items():
             namespace, key = ident
-            old = view.get(ident)
+            old = olds[ident]
             if op.value is None:
                 if old is not None:
                     s.retract(old.id, sources=[anchor], namespace=ns)
