@@ -66,7 +66,9 @@ class Store:
     on a read-only file; every write raises `ReadOnlyStore`). ``busy_timeout``
     is how long, in seconds, a write waits for another process's write lock
     before raising `StoreLocked`. ``durability="full"`` (the default) makes
-    every committed write survive a power cut; ``"normal"`` ingests faster
+    every committed write survive a power cut (but for the backend's
+    `unsynced_transaction`, which the LangGraph integration uses for a step's
+    writes before its checkpoint syncs them); ``"normal"`` ingests faster
     and may lose the last commits on a power cut (never on a crash of the
     process alone), without corrupting the file. New files are created
     readable by their owner only (0600). ``redactor`` (a `branchmem.Redactor`)

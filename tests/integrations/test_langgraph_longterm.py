@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from collections.abc import Callable
 from typing import Any, TypedDict
 
@@ -18,7 +19,8 @@ pytest.importorskip("langgraph")
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langgraph.graph import START, StateGraph
-from langgraph.store.base import BaseStore
+from langgraph.store.base import BaseStore, SearchOp
+from langgraph.store.memory import _compare_values
 
 from branchmem import InvalidInput, Store
 from branchmem.integrations.langgraph import BranchmemSaver, BranchmemStore
@@ -185,6 +187,33 @@ def test_a_new_store_object_and_a_reopened_file_build_the_same_view(tmp_path: An
     again.close()
 
 
+def test_two_store_objects_on_one_file_follow_each_other(tmp_path: Any) -> None:
+    """A running store sees what another Store object (or process) on the same
+    file saved since it built its view, without a restart."""
+    path = tmp_path / "agent.db"
+    mem_a, mem_b = Store(path), Store(path)
+    graph = _graph(mem_a)
+    reader = BranchmemStore(mem_b)
+    assert _bare(reader) == {}  # built now, before anything was learned
+    graph.invoke({"fact": "喝茶"}, _cfg("t1"))
+    learned = graph.get_state(_cfg("t1")).config
+    assert _bare(reader) == {"drink": "喝茶"}
+    # a rewind in the other store takes it out here too, and coming back returns it
+    graph.invoke(None, graph.update_state(_first_step(graph, "t1").config, {"fact": None}))
+    assert _bare(reader) == {} and reader.get(NS, "drink") is None
+    graph.update_state(learned, {"fact": None})
+    assert _bare(reader) == {"drink": "喝茶"}
+    # and the other way: a bare write here reaches the running graph's store
+    reader.put(("user", "prefs"), "tone", {"text": "短"})
+    writer = BranchmemStore(mem_a)
+    assert [i.value for i in writer.search(("user", "prefs"))] == [{"text": "短"}]
+    assert graph.invoke({}, _cfg("t2"))["seen"] == {"drink": "喝茶"}
+    # a run in the graph reads the other store's bare write through the scope chain
+    assert {i.key for i in writer.search(("user",))} == {"drink", "tone"}
+    mem_a.close()
+    mem_b.close()
+
+
 def test_deleting_a_thread_takes_its_lineage_out(make_store: Callable[[], Store]) -> None:
     mem = make_store()
     store = BranchmemStore(mem)
@@ -244,6 +273,12 @@ def test_via_names_the_thread_a_value_came_from(make_store: Callable[[], Store])
 # read from scratch at every head.
 
 KEYS = ["a", "b", "c"]
+SPACE = {"a": ("ns",), "b": ("ns",), "c": ("ns", "deep")}  # the namespace of each key
+FILTERS: list[dict[str, Any]] = [
+    {"k": 0}, {"k": 1.0}, {"b": True}, {"b": 1}, {"k": 2, "b": False}, {"f": 0},
+    {"k": {"$gte": 1}}, {"n": None}, {"missing": None}, {"l": [1]}, {"k": "1"},
+    {"k": float("nan")},
+]  # fmt: skip
 THREADS = ["t1", "t2", "t3"]
 step = st.tuples(
     st.sampled_from([*THREADS, SHARED]),
@@ -290,7 +325,7 @@ def test_kept_view_equals_a_view_read_at_every_head(steps: list[Any]) -> None:
         if thread == SHARED:  # a bare write: sourced from the shared event
             added, hid = [], []
             for key, kind in dict(writes).items():  # a batch: the last write of a key wins
-                old = _current(lt, (("ns",), key))
+                old = _current(lt, (SPACE[key], key))
                 if kind == "delete":
                     if old is not None:
                         mem.retract(old.id, sources=[k.SHARED_EVENT])
@@ -321,7 +356,7 @@ def test_kept_view_equals_a_view_read_at_every_head(steps: list[Any]) -> None:
             mem.add_event(task, parent=parent, role="note")
             done: Writes = tasks.setdefault(task, [])
             for key, kind in writes:
-                ident = (("ns",), key)
+                ident = (SPACE[key], key)
                 seen = read_view(mem, "default", task).items.get(ident) or _current(lt, ident)
                 if kind == "delete":
                     if seen is not None:
@@ -342,6 +377,7 @@ def test_kept_view_equals_a_view_read_at_every_head(steps: list[Any]) -> None:
             heads[thread] = cp
         kept = {(sp, key): m.id for sp, recs in lt.current.items() for key, m in recs.items()}
         assert kept == _naive(mem, heads)
+        _check_searches(mem, lt, kept)
         for t in THREADS:  # a run at any checkpoint of any thread: the scope chain
             for anchor in checkpoints[t][pick % 3 :: 3]:
                 view = _View(read_view(mem, "default", anchor), lt, t)
@@ -349,6 +385,28 @@ def test_kept_view_equals_a_view_read_at_every_head(steps: list[Any]) -> None:
                 want = _naive_chain(mem, anchor, others)
                 got = {i: m.id for i in want.keys() | _idents(kept) if (m := view.get(i))}
                 assert got == want
+
+
+def _check_searches(mem: Store, lt: LongTerm, kept: dict[Any, str]) -> None:
+    """A bare filtered search (through the kept index where a condition is a
+    scalar) returns what filtering every kept item does, in InMemoryStore's
+    order (namespace by its oldest item, then each item's first put)."""
+    ours = BranchmemStore(mem)
+    recs = {m.id: m for items in lt.current.values() for m in items.values()}
+    for filt in FILTERS:
+        for prefix in [("ns",), ("ns", "deep")]:
+            op = SearchOp(prefix, filt, limit=10)
+            got = [(i.namespace, i.key) for i in ours._search(op, _View(None, lt, None), None)]
+            items = [(i, recs[rid]) for i, rid in kept.items() if i[0][: len(prefix)] == prefix]
+            low: dict[Any, float] = {}
+            for (space, _), m in items:
+                low[space] = min(low.get(space, math.inf), m.meta[MARK]["created_at"])
+            hits = [
+                (low[i[0]], m.meta[MARK]["created_at"], m.seq, i)
+                for i, m in items
+                if all(_compare_values(m.meta[MARK]["value"].get(f), w) for f, w in filt.items())
+            ]
+            assert got == [h[3] for h in sorted(hits)][:10], filt
 
 
 def _naive_chain(mem: Store, anchor: str, others: dict[str, str]) -> dict[Any, str]:
@@ -367,7 +425,7 @@ def _naive_chain(mem: Store, anchor: str, others: dict[str, str]) -> dict[Any, s
 
 
 def _idents(kept: dict[Any, str]) -> set[Any]:
-    return set(kept) | {(("ns",), key) for key in KEYS}
+    return set(kept) | {(SPACE[key], key) for key in KEYS}
 
 
 def _current(lt: LongTerm, ident: Any) -> Any:
@@ -375,7 +433,8 @@ def _current(lt: LongTerm, ident: Any) -> Any:
 
 
 def _put(mem: Store, source: str, key: str, n: int, old: Any) -> Any:
-    meta = {MARK: {"namespace": ["ns"], "key": key, "value": {"n": n},
+    value = {"n": n, "k": n % 3, "b": n % 2 == 0, "f": float(n % 2), "l": [n % 2]}
+    meta = {MARK: {"namespace": list(SPACE[key]), "key": key, "value": value,
                    "created_at": float(n), "updated_at": float(n)}}  # fmt: skip
     if old is not None:
         return mem.supersede(old.id, str(n), sources=[source], meta=meta)

@@ -437,6 +437,33 @@ class QueryLogRegistry(Protocol):
 
 
 @runtime_checkable
+class UnsyncedCommits(Protocol):
+    """Optional (found with ``isinstance``): a write transaction whose commit
+    does not wait for the disk. It is as atomic as any, and a crash of the
+    process loses none of it; a power cut may lose it until the next synced
+    commit (or the close), which syncs everything committed before. For writes
+    that a synced commit always follows soon (a graph step's pending writes
+    before its checkpoint)."""
+
+    def unsynced_transaction(self) -> AbstractContextManager[None]:
+        """`transaction`, committed without a sync (inside an open transaction
+        it joins it, which decides)."""
+        ...
+
+
+@runtime_checkable
+class OtherWriters(Protocol):
+    """Optional (found with ``isinstance``): tells whether another connection
+    (another `Store` on the file, another process) committed since a last look,
+    where this connection's own commits do not count. What a process keeps
+    beside the store (the LangGraph long-term view) is read again when it moves."""
+
+    def others_version(self) -> int:
+        """A number that changes whenever another connection commits."""
+        ...
+
+
+@runtime_checkable
 class LogFile(Protocol):
     """Optional (found with ``isinstance``): a backend whose write-ahead log is a
     file next to the store (SQLite). After a purge the log may still hold the

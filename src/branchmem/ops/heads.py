@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from ..backends.base import BranchRow, HeadSwap
+from ..backends.base import BranchRow
 from ..branch_types import HeadMove
 from ..engine import Engine
 from ..errors import BranchConflict, InvalidInput, UnknownBranch
@@ -69,8 +69,11 @@ def move_head(
     (`BranchConflict` if another writer moved it since it was read)."""
     old = row.head
     b = engine.backend
-    if isinstance(b, HeadSwap):
-        if not b.swap_head(ns, row.name, old, head, now):
+    # (`HeadSwap` has one method: looked up, not matched against the protocol,
+    # which costs more than the move on a small write)
+    swap = getattr(b, "swap_head", None)
+    if swap is not None:
+        if not swap(ns, row.name, old, head, now):
             now_at = b.get_branch(ns, row.name)
             raise BranchConflict(row.name, ns, old, now_at or "(deleted)")
         row.head, row.updated_at = head, now

@@ -109,6 +109,7 @@ class SQLiteBackend(TreeTables, GraphTables, MetaTables):
     ) -> None:
         self.path = str(path)
         self.readonly = readonly
+        self.durability = durability
         self.busy_timeout = busy_timeout
         p = Path(self.path)
         if not p.parent.is_dir():
@@ -232,6 +233,13 @@ class SQLiteBackend(TreeTables, GraphTables, MetaTables):
                 g = self._quick = Generation(w, e)
             return g
 
+    def others_version(self) -> int:
+        """SQLite's ``data_version``: it changes whenever another connection
+        commits to the file, never for this one's commits (`OtherWriters`)."""
+        with self._lock:
+            (version,) = self._db.execute("PRAGMA data_version").fetchone()
+            return int(version)
+
     def _mark_erasure(self) -> None:
         """Count this write transaction as an erasure when it commits, and zero
         the bytes it frees (SQLite may be built without secure-delete). What is
@@ -269,14 +277,18 @@ class SQLiteBackend(TreeTables, GraphTables, MetaTables):
                 raise StorageError(f"SQLite store {self.path!r}: {exc}") from exc
             self._depth = 1
             self._after = []
+            changes = self._db.total_changes
             try:
                 yield
             except BaseException as exc:
                 self._depth = 0
                 self._after = []
                 self._db.execute("ROLLBACK")
-                self._rolled_back()
-                self._db.execute("PRAGMA secure_delete=OFF")
+                if begin != "BEGIN" or self._db.total_changes != changes:
+                    # (a read that raised, an unknown anchor say, wrote nothing:
+                    # what it cached holds)
+                    self._rolled_back()
+                    self._db.execute("PRAGMA secure_delete=OFF")
                 if isinstance(exc, sqlite3.Error):
                     raise StorageError(f"SQLite store {self.path!r}: {exc}") from exc
                 raise
@@ -377,6 +389,25 @@ class SQLiteBackend(TreeTables, GraphTables, MetaTables):
 
     def transaction(self) -> Any:
         return self._tx("BEGIN IMMEDIATE")
+
+    @contextmanager
+    def unsynced_transaction(self) -> Iterator[None]:
+        """`transaction` whose commit does not sync the write-ahead log
+        (``synchronous=NORMAL`` for it): the log's frames are written, so a
+        crash of the process loses nothing, and the next synced commit (or a
+        checkpoint of the log, or the close) syncs them with its own. Inside
+        an open transaction it joins it, whose level holds."""
+        with self._lock:
+            if self._depth or self.durability == "normal" or self.readonly:
+                with self._tx("BEGIN IMMEDIATE"):
+                    yield
+                return
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            try:
+                with self._tx("BEGIN IMMEDIATE"):
+                    yield
+            finally:
+                self._db.execute(f"PRAGMA synchronous={DURABILITY[self.durability]}")
 
     def after_commit(self, fn: Callable[[], None]) -> None:
         """Run ``fn`` once the open transaction commits (at once outside one;

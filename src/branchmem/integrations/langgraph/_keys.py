@@ -17,6 +17,7 @@ thread's checkpoints.
 
 from __future__ import annotations
 
+import functools
 import json
 
 THREADS_ROOT = "threads"
@@ -25,6 +26,7 @@ THREAD_ROOT = "thread"
 """The root event, in a thread's namespace, that every listing record names."""
 
 
+@functools.lru_cache(maxsize=8192)  # (a step builds each id several times)
 def _j(*parts: str) -> str:
     # ensure_ascii keeps ids printable whatever the caller's thread ids hold
     return json.dumps(list(parts), separators=(",", ":"))

@@ -11,7 +11,12 @@ The view is kept per process and per `Store`, incrementally: when a head
 moves (the saver stores a thread's newer checkpoint), only that head's items
 are read again and only the keys whose item changed are recomputed, so the
 cost of a move or a read does not grow with the number of threads. The first
-use of a view reads every thread's head once (`LongTerm.build`).
+use of a view reads every thread's head once (`LongTerm.build`), and so does
+the first use after another connection committed to the store (another
+`Store` on the same SQLite file, another process: the backend's
+`OtherWriters`); a backend without it (PostgreSQL) is not checked, and the
+view follows only the writes of this `Store`. Beside the current items, an
+index by (field, scalar value) serves a bare filtered search.
 
 `heads_moved` is what the saver calls; `saved`/`wait_saved` let a task wait
 for its checkpoint without polling the backend (which, on SQLite, contends
@@ -20,10 +25,12 @@ for the lock the saver holds while it commits).
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 import weakref
 from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 from ...errors import UnknownAnchor, UnknownBranch, UnknownEvent
 from ...model import RETRACTION, Memory
@@ -42,7 +49,7 @@ class HeadView:
     one live record there (``extra``), and the records its visible
     retractions hide."""
 
-    __slots__ = ("anchor", "extra", "hides", "items")
+    __slots__ = ("anchor", "base", "changed", "extra", "hid", "hides", "items")
 
     def __init__(
         self,
@@ -55,6 +62,13 @@ class HeadView:
         self.items = items
         self.hides = hides
         self.extra = extra if extra is not None else set()
+        # Where `derive` made it: the view it came from, the keys whose item
+        # may differ from there and the hides it added (it removes none), so
+        # that moving a head from ``base`` to it looks at those alone; cleared
+        # once used.
+        self.base: HeadView | None = None
+        self.changed: set[Ident] = set()
+        self.hid: set[str] = set()
 
 
 def read_view(store: Store, ns: str, anchor: str, *, hides: bool = True) -> HeadView:
@@ -89,21 +103,28 @@ def derive(base: HeadView, anchor: str, writes: Writes) -> HeadView | None:
     the sources of ``writes`` alone; ``None`` where ``base`` does not say
     enough (a delete of the newest of several live records of a key)."""
     items, hides, extra = dict(base.items), set(base.hides), set(base.extra)
+    changed: set[Ident] = set()
+    new_hides: set[str] = set()
     for added, hid in writes:
         if hid:
             by_id = {m.id: ident for ident, m in items.items()}
             for rid in hid:
                 hides.add(rid)
+                new_hides.add(rid)
                 if (ident := by_id.get(rid)) is not None:
                     if ident in extra:
                         return None
                     del items[ident]
+                    changed.add(ident)
         for m in added:
             ident = ident_of(m)
             if ident in items:
                 extra.add(ident)
             items[ident] = m
-    return HeadView(anchor, items, hides, extra)
+            changed.add(ident)
+    out = HeadView(anchor, items, hides, extra)
+    out.base, out.changed, out.hid = base, changed, new_hides
+    return out
 
 
 def ident_of(m: Memory) -> Ident:
@@ -113,6 +134,14 @@ def ident_of(m: Memory) -> Ident:
 
 def live(m: Memory, now: float) -> bool:
     return m.expires_at is None or m.expires_at > now
+
+
+def indexable(v: Any) -> bool:
+    """Is ``v`` a filter value (or a value's field) that `LongTerm.eq` keys
+    on: a scalar whose equality is the dict's (``nan`` equals nothing). Not
+    ``None``: a filter's ``None`` also matches an item without the field."""
+    t = type(v)
+    return t is str or t is int or t is bool or (t is float and v == v)
 
 
 class LongTerm:
@@ -131,6 +160,13 @@ class LongTerm:
         self.current: dict[tuple[str, ...], dict[str, Memory]] = {}  # ns -> key -> item
         self.shared_live: dict[Ident, dict[str, Memory]] = {}  # every live shared record
         self.shared_ids: dict[str, Ident] = {}
+        # Kept with `current`, for a filtered search (`matching`): by namespace,
+        # (field, value) -> key -> item for each top-level field of an item's
+        # value that holds a scalar, and the namespace's oldest ``created_at``
+        # (``None``: to be found again, after its oldest item went).
+        self.eq: dict[tuple[str, ...], dict[tuple[str, Any], dict[str, Memory]]] = {}
+        self.low: dict[tuple[str, ...], float | None] = {}
+        self.others: int | None = None  # the backend's `others_version` when built
 
     def reset(self) -> None:
         """Forget everything; the next use reads every head again."""
@@ -139,10 +175,16 @@ class LongTerm:
 
     # ------------------------------------------------------------ keeping it
     def build(self) -> None:
-        """Read every thread's head (once, on first use)."""
+        """Read every thread's head (on first use, and again once another
+        connection wrote to the store: `OtherWriters`)."""
+        others = _others_version(self.store)  # (before the lock: a writer holds
+        # the backend's while it reads the view)
         with self.lock:
+            if self.built and others != self.others:
+                self.reset()  # (what another Store or process wrote: read it all again)
             if self.built:
                 return
+            self.others = others
             for thread, cid in _thread_heads(self.store, self.ns):
                 self._set(thread, read_view(self.store, self.ns, head_event(thread, cid)))
             self._set(SHARED, self._read_shared())
@@ -243,25 +285,39 @@ class LongTerm:
         new_items = new.items if new else {}
         old_hides = old.hides if old else set()
         new_hides = new.hides if new else set()
+        if (
+            old is not None
+            and new is not None
+            and new_items is old_items
+            and new_hides is old_hides
+        ):
+            return  # the same view at a new anchor (a step that wrote nothing)
+        keys: Iterable[Ident] = old_items.keys() | new_items.keys()
+        gone: Iterable[str] = old_hides - new_hides
+        came: Iterable[str] = new_hides - old_hides
+        if new is not None and new.base is not None:
+            if new.base is old:  # derived from the old head: only what it changed
+                keys, gone, came = new.changed, (), new.hid - old_hides
+            new.base = None
         changed: set[Ident] = set()
-        for ident, m in old_items.items():
-            if (n := new_items.get(ident)) is None or n.id != m.id:
+        for ident in keys:
+            m, n = old_items.get(ident), new_items.get(ident)
+            if m is not None and (n is None or n.id != m.id):
                 self._unhold(thread, ident, m)
                 changed.add(ident)
-        for ident, m in new_items.items():
-            if (o := old_items.get(ident)) is None or o.id != m.id:
-                self.holders.setdefault(m.id, set()).add(thread)
-                self.by_ident.setdefault(ident, {})[m.id] = m
-                self.idents[m.id] = ident
+            if n is not None and (m is None or m.id != n.id):
+                self.holders.setdefault(n.id, set()).add(thread)
+                self.by_ident.setdefault(ident, {})[n.id] = n
+                self.idents[n.id] = ident
                 changed.add(ident)
-        for rid in old_hides - new_hides:
+        for rid in gone:
             if (s := self.hiders.get(rid)) is not None:
                 s.discard(thread)
                 if not s:
                     del self.hiders[rid]
             if (hit := self.idents.get(rid)) is not None:
                 changed.add(hit)
-        for rid in new_hides - old_hides:
+        for rid in came:
             self.hiders.setdefault(rid, set()).add(thread)
             if (hit := self.idents.get(rid)) is not None:
                 changed.add(hit)
@@ -284,13 +340,46 @@ class LongTerm:
     def _recompute(self, ident: Ident) -> None:
         best = self.best(ident)
         space = self.current.get(ident[0])
+        old = space.get(ident[1]) if space is not None else None
+        if old is not None and (best is None or best.id != old.id):
+            self._unindex(ident, old)
         if best is None:
             if space is not None:
                 space.pop(ident[1], None)
                 if not space:
                     del self.current[ident[0]]
+                    self.eq.pop(ident[0], None)
+                    self.low.pop(ident[0], None)
         else:
             self.current.setdefault(ident[0], {})[ident[1]] = best
+            if old is None or old.id != best.id:
+                self._index(ident, best)
+
+    def _index(self, ident: Ident, m: Memory) -> None:
+        space, key = ident
+        d = m.meta[MARK]  # type: ignore[index]
+        eq = self.eq.setdefault(space, {})
+        for field, v in d["value"].items():
+            if indexable(v):
+                eq.setdefault((field, v), {})[key] = m
+        low = self.low.get(space, math.inf)
+        if low is not None and d["created_at"] < low:
+            self.low[space] = d["created_at"]
+
+    def _unindex(self, ident: Ident, m: Memory) -> None:
+        space, key = ident
+        d = m.meta[MARK]  # type: ignore[index]
+        eq = self.eq.get(space)
+        if eq is not None:
+            for field, v in d["value"].items():
+                bucket = eq.get((field, v)) if indexable(v) else None
+                if bucket is not None and (held := bucket.get(key)) is not None and held.id == m.id:
+                    del bucket[key]
+                    if not bucket:
+                        del eq[(field, v)]
+        low = self.low.get(space)
+        if low is not None and d["created_at"] <= low:
+            self.low[space] = None
 
     # ---------------------------------------------------------------- reading
     def best(
@@ -327,6 +416,34 @@ class LongTerm:
         out.update(self.idents[r] for r in view.hides if r in self.idents)
         return out
 
+    def matching(
+        self, prefix: tuple[str, ...], conds: list[tuple[str, Any]]
+    ) -> list[tuple[tuple[str, ...], list[Memory]]] | None:
+        """The items under ``prefix`` that may match a search filter's
+        ``conds``, by namespace: those equal to the scalar of one condition
+        (the caller still checks every condition, and the expiry); ``None``
+        where no condition is a scalar. Call with `lock` held."""
+        eqs = [(f, w) for f, w in conds if indexable(w)]
+        if not eqs:
+            return None
+        out: list[tuple[tuple[str, ...], list[Memory]]] = []
+        for space, _ in self.spaces(prefix):
+            index = self.eq.get(space) or {}
+            buckets = [b for c in eqs if (b := index.get(c)) is not None]
+            if len(buckets) == len(eqs):
+                out.append((space, list(min(buckets, key=len).values())))
+        return out
+
+    def first(self, space: tuple[str, ...]) -> float:
+        """The oldest ``created_at`` of the items of ``space`` (expired ones too).
+        Call with `lock` held."""
+        low = self.low.get(space)
+        if low is None:
+            items = self.current.get(space) or {}
+            low = min((m.meta[MARK]["created_at"] for m in items.values()), default=math.inf)  # type: ignore[index]
+            self.low[space] = low
+        return low
+
     def spaces(
         self, prefix: tuple[str, ...] = ()
     ) -> Iterator[tuple[tuple[str, ...], dict[str, Memory]]]:
@@ -350,6 +467,13 @@ def _thread_heads(store: Store, ns: str) -> Iterator[tuple[str, str]]:
         except UnknownBranch:
             continue
         yield thread, k.checkpoint_of_root(head)
+
+
+def _others_version(store: Store) -> int | None:
+    """The backend's `OtherWriters.others_version` (``None`` where it has none:
+    the memory backend, whose only writer is this process's `Store`)."""
+    look = getattr(store._engine.backend, "others_version", None)
+    return None if look is None else int(look())
 
 
 def head_event(thread: str, cid: str) -> str:

@@ -40,11 +40,27 @@ def task_of(config: RunnableConfig) -> tuple[str, str, str]:
     return str(thread), str(cp_map[""]), task_id
 
 
-def one_transaction(store: Store) -> AbstractContextManager[None]:
+def one_transaction(store: Store, *, synced: bool = True) -> AbstractContextManager[None]:
     """Several writes of one saver or store call as one backend transaction
     (all or none, one commit: a commit is most of a small write's cost).
-    Backend transactions nest, so the Store's own calls inside join it."""
-    return store._engine.backend.transaction()
+    Backend transactions nest, so the Store's own calls inside join it.
+
+    ``synced=False`` for writes that a checkpoint's (synced) commit follows
+    soon: a task's pending writes and store writes inside a run. Where the
+    backend can, that commit does not wait for the disk; a crash of the
+    process loses none of it, and the step's checkpoint syncs it (a power cut
+    before then loses the step's writes, as it would lose the checkpoint)."""
+    backend = store._engine.backend
+    unsynced = None if synced else getattr(backend, "unsynced_transaction", None)  # UnsyncedCommits
+    if unsynced is not None:
+        return unsynced()  # type: ignore[no-any-return]
+    return backend.transaction()
+
+
+def one_read(store: Store) -> AbstractContextManager[None]:
+    """Several reads of one saver or store call in one read view (one read
+    transaction, where the backend has them)."""
+    return store._engine.backend.reading()
 
 
 def link_task(store: Store, ns: str, tns: str, thread: str, cid: str, task_id: str) -> str:
@@ -52,11 +68,12 @@ def link_task(store: Store, ns: str, tns: str, thread: str, cid: str, task_id: s
     the next checkpoint of the step find it."""
     ev = k.task_event(thread, cid, task_id)
     root = k.checkpoint_root("", cid)
+    # (one call per namespace, the caller's first: see `BranchmemSaver.put`)
     store.add_events(
         [{"id": ev, "parent": k.checkpoint_event(thread, "", cid), "role": "note",
-          "namespace": ns},
-         {"id": root, "role": "note", "namespace": tns}]
+          "namespace": ns}]
     )  # fmt: skip
+    store.add_events([{"id": root, "role": "note", "namespace": tns}])
     store.add_memory(
         "", sources=[root], kind="working", namespace=tns, id=k.task_link(cid, task_id),
         meta={"type": TASK, "task_id": task_id},

@@ -41,7 +41,7 @@ from ...validate import check_int
 from . import _keys as k
 from . import _longterm as _lt
 from . import _state
-from ._tasks import TASK, link_task, one_transaction, task_of
+from ._tasks import TASK, link_task, one_read, one_transaction, task_of
 from ._tasks import Desc as _Desc
 from ._tasks import config_of as _config
 from ._tasks import thread_and_ns as _thread_and_ns
@@ -114,19 +114,23 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         meta = get_checkpoint_metadata(config, metadata)
         s, ns, tns = self.store, self.namespace, k.thread_namespace(self.namespace, thread)
         root = k.checkpoint_root(cp_ns, cid)
+        self._register(thread)  # (once per thread, in transactions of its own)
         lineage: builtins.list[str] = []
-        if parent is not None:
-            lineage = [k.checkpoint_event(thread, cp_ns, parent)]
-            if cp_ns == "" and meta.get("source") == "loop":
-                # The step ran from `parent`; the tasks that wrote to the store
-                # sit between it and this checkpoint.
-                tasks = [
-                    k.task_event(thread, parent, m.meta["task_id"])
-                    for m in self._records(tns, k.checkpoint_root(cp_ns, parent))
-                    if m.meta and m.meta.get("type") == TASK
-                ]
-                lineage = sorted(tasks) or lineage
-        old = [m for m in self._records(tns, root) if m.meta and m.meta.get("type") == _CP]
+        # The reads in one read view, before the transaction locks anything.
+        with one_read(s):
+            if parent is not None:
+                lineage = [k.checkpoint_event(thread, cp_ns, parent)]
+                if cp_ns == "" and meta.get("source") == "loop":
+                    # The step ran from `parent`; the tasks that wrote to the
+                    # store sit between it and this checkpoint.
+                    tasks = [
+                        k.task_event(thread, parent, m.meta["task_id"])
+                        for m in self._records(tns, k.checkpoint_root(cp_ns, parent))
+                        if m.meta and m.meta.get("type") == TASK
+                    ]
+                    lineage = sorted(tasks) or lineage
+            old = [m for m in self._records(tns, root) if m.meta and m.meta.get("type") == _CP]
+            latest = self._latest(tns, cp_ns)
         if self.store.redactor is not None:
             values = self._redact(checkpoint.get("channel_values"))
             checkpoint = {**checkpoint, "channel_values": values}
@@ -139,8 +143,6 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         }
         # One transaction for all of it (a commit is most of a small write's
         # cost); the long-term view and waiting tasks are told once it commits.
-        self._register(thread)  # (once per thread, in transactions of its own)
-        latest = self._latest(tns, cp_ns)  # (read before the transaction locks anything)
         newest = latest is None or cid >= latest
         with one_transaction(s):
             self._write_checkpoint(thread, cp_ns, cid, root, lineage, old, data, newest)
@@ -165,6 +167,9 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         s, ns, tns = self.store, self.namespace, k.thread_namespace(self.namespace, thread)
         # The caller's namespace before the thread's, as a store write does: on
         # PostgreSQL a transaction locks each namespace at its first statement.
+        # (One call per namespace: a batch across namespaces is planned twice.
+        # The root is the same event each time, so its add cannot fail once
+        # the checkpoint's did not.)
         s.add_events(
             [
                 {
@@ -173,10 +178,10 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
                     "role": "note",
                     "namespace": ns,
                     "meta": {"thread_id": thread, "checkpoint_ns": cp_ns, "checkpoint_id": cid},
-                },
-                {"id": root, "role": "note", "namespace": tns},
+                }
             ]
         )
+        s.add_events([{"id": root, "role": "note", "namespace": tns}])
         listing = {
             "content": "",
             "sources": [k.THREAD_ROOT],
@@ -210,7 +215,11 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         cid = get_checkpoint_id(config)
         if cid is None:
             raise InvalidInput("put_writes needs a config with a checkpoint_id")
-        with one_transaction(self.store):  # one commit for the call
+        # One commit for the call; regular writes are synced by the step's
+        # checkpoint that follows them, special ones (an error, an interrupt:
+        # no checkpoint may follow for a while) at once.
+        synced = any(channel in WRITES_IDX_MAP for channel, _ in writes)
+        with one_transaction(self.store, synced=synced):
             tns = k.thread_namespace(self.namespace, thread)
             root = k.checkpoint_root(cp_ns, cid)
             records = self._records(tns, root)
@@ -262,10 +271,11 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         checkpoint namespace; ``None`` if there is none."""
         thread, cp_ns = _thread_and_ns(config)
         tns = k.thread_namespace(self.namespace, thread)
-        cid = get_checkpoint_id(config) or self._latest(tns, cp_ns)
-        if cid is None:
-            return None
-        tup = self._tuple(thread, tns, cp_ns, cid)
+        with one_read(self.store):
+            cid = get_checkpoint_id(config) or self._latest(tns, cp_ns)
+            if cid is None:
+                return None
+            tup = self._tuple(thread, tns, cp_ns, cid)
         if tup is not None:  # a run that starts here need not ask the backend again
             _lt.saved(self.store, k.checkpoint_event(thread, cp_ns, cid))
         return tup

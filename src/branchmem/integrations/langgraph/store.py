@@ -272,10 +272,16 @@ class BranchmemStore(BaseStore):
             else:
                 raise InvalidInput(f"unknown store operation {type(op).__name__}")
         if puts:
-            with one_transaction(self.store):
+            # Inside a run, synced by the step's checkpoint (`one_transaction`).
+            in_run = self._anchor is None and anchor is not None
+            # What each put replaces, read before the transaction: the view's
+            # lock is not taken while the backend's is held (a view being
+            # built holds its lock while it reads the backend).
+            olds = {ident: view.get(ident) for ident in puts}
+            with one_transaction(self.store, synced=not in_run):
                 if anchor is not None and anchor not in self._linked:
                     self._link(anchor)
-                source, added, hid = self._apply(anchor, puts, view)
+                source, added, hid = self._apply(anchor, puts, olds)
             # once committed:
             if k.task_parent(source) is not None:  # the saver derives the next head from it
                 task_wrote(self.store, source, added, hid)
@@ -303,7 +309,23 @@ class BranchmemStore(BaseStore):
         cands: list[tuple[float, int, tuple[str, ...], Memory]] = []
         conds = list(filt.items()) if filt else []
         mark, now = it.MARK, view.now
-        for ns, recs in view.groups(tuple(op.namespace_prefix)):
+        prefix = tuple(op.namespace_prefix)
+        if conds and view.own is None and view.lt is not None:  # bare: the kept index
+            with view.lt.lock:
+                found = view.lt.matching(prefix, conds)
+                if found is not None:
+                    first = {space: view.lt.first(space) for space, _ in found}
+            if found is not None:
+                for ns, recs in found:
+                    for m in recs:
+                        d = m.meta[mark]  # type: ignore[index]
+                        if m.expires_at is not None and m.expires_at <= now:
+                            continue
+                        value = d["value"]
+                        if all(_compare_values(value.get(key), want) for key, want in conds):
+                            cands.append((d["created_at"], m.seq, ns, m))
+                return self._page(op, cands, first)
+        for ns, recs in view.groups(prefix):
             low = math.inf
             for m in recs:
                 d = m.meta[mark]  # type: ignore[index]
@@ -319,6 +341,14 @@ class BranchmemStore(BaseStore):
                 cands.append((c, m.seq, ns, m))
             if low < first.get(ns, math.inf):
                 first[ns] = low
+        return self._page(op, cands, first)
+
+    def _page(
+        self,
+        op: SearchOp,
+        cands: list[tuple[float, int, tuple[str, ...], Memory]],
+        first: dict[tuple[str, ...], float],
+    ) -> list[SearchItem]:
         n = op.offset + op.limit if not op.query else len(cands)
         best = heapq.nsmallest(n, cands, key=lambda x: (first[x[2]], x[0], x[1]))
         return it.rank(op, [x[3] for x in best], self._embed if op.query else None, self._fields)
@@ -341,7 +371,7 @@ class BranchmemStore(BaseStore):
 
     # ------------------------------------------------------------------ writes
     def _apply(
-        self, anchor: str | None, puts: dict[Ident, PutOp], view: _View
+        self, anchor: str | None, puts: dict[Ident, PutOp], olds: dict[Ident, Memory | None]
     ) -> tuple[str, list[Memory], list[str]]:
         """Write ``puts`` from ``anchor`` (``None``: the shared event); the anchor
         written from, the records added and the ids retracted."""
@@ -356,7 +386,7 @@ class BranchmemStore(BaseStore):
         hid: list[str] = []
         for ident, op in puts.items():
             namespace, key = ident
-            old = view.get(ident)
+            old = olds[ident]
             if op.value is None:
                 if old is not None:
                     s.retract(old.id, sources=[anchor], namespace=ns)
