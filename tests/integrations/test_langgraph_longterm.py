@@ -25,14 +25,8 @@ from langgraph.store.memory import _compare_values
 from branchmem import InvalidInput, Store
 from branchmem.integrations.langgraph import BranchmemSaver, BranchmemStore
 from branchmem.integrations.langgraph import _keys as k
-from branchmem.integrations.langgraph._longterm import (
-    MARK,
-    SHARED,
-    LongTerm,
-    Writes,
-    derive,
-    read_view,
-)
+from branchmem.integrations.langgraph._heads import MARK, SHARED, Writes, derive, read_view
+from branchmem.integrations.langgraph._longterm import LongTerm
 from branchmem.integrations.langgraph.store import _View
 from branchmem.model import RETRACTION
 

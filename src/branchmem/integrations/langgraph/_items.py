@@ -32,7 +32,7 @@ from ...model import Memory
 from ...redact.scrub import Scrub
 from ...retrieval.tokenize import bigram_tokens
 from ...validate import MAX_DEPTH, check_int, check_json, show
-from ._longterm import MARK, Ident, ident_of
+from ._heads import MARK, Ident, ident_of
 
 
 def item_key(namespace: tuple[str, ...], key: str = "") -> str:

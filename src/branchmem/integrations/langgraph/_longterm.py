@@ -27,121 +27,27 @@ from __future__ import annotations
 
 import math
 import threading
-import time
-import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from ...errors import UnknownAnchor, UnknownBranch, UnknownEvent
-from ...model import RETRACTION, Memory
+from ...errors import UnknownAnchor, UnknownBranch
+from ...model import Memory
 from ...store import Store
 from . import _keys as k
-
-Ident = tuple[tuple[str, ...], str]
-MARK = "langgraph_item"
-"""The meta key that holds an item's namespace, key, value and times."""
-SHARED = "\x00shared"
-"""The pseudo-thread of the items written outside any run."""
-
-
-class HeadView:
-    """What one anchor sees: its newest item per key, the keys with more than
-    one live record there (``extra``), and the records its visible
-    retractions hide."""
-
-    __slots__ = ("anchor", "base", "changed", "extra", "hid", "hides", "items")
-
-    def __init__(
-        self,
-        anchor: str,
-        items: dict[Ident, Memory],
-        hides: set[str],
-        extra: set[Ident] | None = None,
-    ) -> None:
-        self.anchor = anchor
-        self.items = items
-        self.hides = hides
-        self.extra = extra if extra is not None else set()
-        # Where `derive` made it: the view it came from, the keys whose item
-        # may differ from there and the hides it added (it removes none), so
-        # that moving a head from ``base`` to it looks at those alone; cleared
-        # once used.
-        self.base: HeadView | None = None
-        self.changed: set[Ident] = set()
-        self.hid: set[str] = set()
-
-
-def read_view(store: Store, ns: str, anchor: str, *, hides: bool = True) -> HeadView:
-    """The items visible at ``anchor`` (newest record per key) and, with
-    ``hides``, the ids its visible retractions name."""
-    try:
-        recs = store.memories(at=anchor, namespace=ns)
-        rets = store.memories(at=anchor, namespace=ns, kind=RETRACTION) if hides else []
-    except (UnknownAnchor, UnknownBranch):
-        recs, rets = [], []
-    items: dict[Ident, Memory] = {}
-    extra: set[Ident] = set()
-    for m in recs:
-        data = (m.meta or {}).get(MARK)
-        if data is None:
-            continue
-        ident = (tuple(data["namespace"]), data["key"])
-        old = items.get(ident)
-        if old is not None:
-            extra.add(ident)
-        if old is None or old.seq < m.seq:
-            items[ident] = m
-    return HeadView(anchor, items, {r.target for r in rets if r.target is not None}, extra)
-
-
-Writes = list[tuple[list[Memory], list[str]]]
-"""A task's writes, batch by batch: the records added and the ids retracted."""
-
-
-def derive(base: HeadView, anchor: str, writes: Writes) -> HeadView | None:
-    """The view at ``anchor``, whose lineage is ``base``'s plus events that are
-    the sources of ``writes`` alone; ``None`` where ``base`` does not say
-    enough (a delete of the newest of several live records of a key)."""
-    items, hides, extra = dict(base.items), set(base.hides), set(base.extra)
-    changed: set[Ident] = set()
-    new_hides: set[str] = set()
-    for added, hid in writes:
-        if hid:
-            by_id = {m.id: ident for ident, m in items.items()}
-            for rid in hid:
-                hides.add(rid)
-                new_hides.add(rid)
-                if (ident := by_id.get(rid)) is not None:
-                    if ident in extra:
-                        return None
-                    del items[ident]
-                    changed.add(ident)
-        for m in added:
-            ident = ident_of(m)
-            if ident in items:
-                extra.add(ident)
-            items[ident] = m
-            changed.add(ident)
-    out = HeadView(anchor, items, hides, extra)
-    out.base, out.changed, out.hid = base, changed, new_hides
-    return out
-
-
-def ident_of(m: Memory) -> Ident:
-    data = (m.meta or {})[MARK]
-    return (tuple(data["namespace"]), data["key"])
-
-
-def live(m: Memory, now: float) -> bool:
-    return m.expires_at is None or m.expires_at > now
-
-
-def indexable(v: Any) -> bool:
-    """Is ``v`` a filter value (or a value's field) that `LongTerm.eq` keys
-    on: a scalar whose equality is the dict's (``nan`` equals nothing). Not
-    ``None``: a filter's ``None`` also matches an item without the field."""
-    t = type(v)
-    return t is str or t is int or t is bool or (t is float and v == v)
+from ._heads import (
+    MARK,
+    SHARED,
+    HeadView,
+    Ident,
+    Writes,
+    derive,
+    head_event,
+    ident_of,
+    indexable,
+    others_version,
+    read_view,
+    thread_heads,
+)
 
 
 class LongTerm:
@@ -177,7 +83,7 @@ class LongTerm:
     def build(self) -> None:
         """Read every thread's head (on first use, and again once another
         connection wrote to the store: `OtherWriters`)."""
-        others = _others_version(self.store)  # (before the lock: a writer holds
+        others = others_version(self.store)  # (before the lock: a writer holds
         # the backend's while it reads the view)
         with self.lock:
             if self.built and others != self.others:
@@ -185,7 +91,7 @@ class LongTerm:
             if self.built:
                 return
             self.others = others
-            for thread, cid in _thread_heads(self.store, self.ns):
+            for thread, cid in thread_heads(self.store, self.ns):
                 self._set(thread, read_view(self.store, self.ns, head_event(thread, cid)))
             self._set(SHARED, self._read_shared())
             self.built = True
@@ -451,145 +357,3 @@ class LongTerm:
         for space, items in self.current.items():
             if space[:n] == prefix:
                 yield space, items
-
-
-def _thread_heads(store: Store, ns: str) -> Iterator[tuple[str, str]]:
-    """Every thread the saver registered, with its newest root checkpoint id
-    (the saver's bookkeeping: `_keys`)."""
-    try:
-        recs = store.memories(at=k.THREADS_ROOT, namespace=k.registry_namespace(ns))
-    except (UnknownAnchor, UnknownBranch):
-        return
-    for m in recs:
-        thread = str((m.meta or {}).get("thread_id"))
-        try:
-            head = store.branch_head(k.latest_branch(""), namespace=k.thread_namespace(ns, thread))
-        except UnknownBranch:
-            continue
-        yield thread, k.checkpoint_of_root(head)
-
-
-def _others_version(store: Store) -> int | None:
-    """The backend's `OtherWriters.others_version` (``None`` where it has none:
-    the memory backend, whose only writer is this process's `Store`)."""
-    look = getattr(store._engine.backend, "others_version", None)
-    return None if look is None else int(look())
-
-
-def head_event(thread: str, cid: str) -> str:
-    return k.checkpoint_event(thread, "", cid)
-
-
-# -------------------------------------------------------------- the registry
-class _PerStore:
-    def __init__(self) -> None:
-        self.views: dict[str, LongTerm] = {}
-        self.saved: dict[str, None] = {}  # recently saved checkpoint events, in order
-        self.tasks: dict[str, Writes] = {}  # recent tasks' writes, by task event
-        self.cond = threading.Condition()
-
-
-_REGISTRY: weakref.WeakKeyDictionary[Store, _PerStore] = weakref.WeakKeyDictionary()
-_REGISTRY_LOCK = threading.Lock()
-_SAVED_KEPT = 4096
-
-
-def _per(store: Store) -> _PerStore:
-    with _REGISTRY_LOCK:
-        per = _REGISTRY.get(store)
-        if per is None:
-            per = _REGISTRY[store] = _PerStore()
-        return per
-
-
-def view_of(store: Store, ns: str) -> LongTerm:
-    """The (built) long-term view of ``ns`` in ``store``."""
-    per = _per(store)
-    with _REGISTRY_LOCK:
-        view = per.views.get(ns)
-        if view is None:
-            view = per.views[ns] = LongTerm(store, ns)
-    view.build()
-    return view
-
-
-def head_moved(
-    store: Store,
-    ns: str,
-    thread: str,
-    anchor: str | None,
-    parents: list[str] = (),  # type: ignore[assignment]
-) -> None:
-    """Called by the saver: ``thread``'s newest root checkpoint is ``anchor``,
-    whose parents are ``parents``."""
-    per = _REGISTRY.get(store)
-    view = per.views.get(ns) if per is not None else None
-    if view is not None:
-        view.move(thread, anchor, parents, per.tasks if per is not None else {})
-
-
-def task_wrote(store: Store, task: str, added: list[Memory], hid: list[str]) -> None:
-    """Called by the store: what a task's batch wrote (sourced from ``task``)."""
-    per = _per(store)
-    with per.cond:
-        per.tasks.setdefault(task, []).append((list(added), list(hid)))
-        if len(per.tasks) > _SAVED_KEPT:
-            del per.tasks[next(iter(per.tasks))]
-
-
-def view_at(store: Store, ns: str, thread: str, anchor: str, checkpoint: str) -> HeadView | None:
-    """The view at a task's ``anchor`` (the task event, or its ``checkpoint``)
-    from ``thread``'s kept head where that head is ``checkpoint``, without a
-    read; ``None`` where it cannot be told so."""
-    per = _REGISTRY.get(store)
-    view = per.views.get(ns) if per is not None else None
-    if per is None or view is None or not view.built:
-        return None
-    with view.lock:
-        head = view.heads.get(thread)
-        if head is None or head.anchor != checkpoint:
-            return None
-        if anchor == checkpoint:
-            return head
-        with per.cond:
-            writes = list(per.tasks.get(anchor, []))
-        return derive(head, anchor, writes)
-
-
-def saved(store: Store, event: str) -> None:
-    """Called by the saver once a checkpoint event is stored."""
-    per = _per(store)
-    with per.cond:
-        per.saved[event] = None
-        if len(per.saved) > _SAVED_KEPT:
-            del per.saved[next(iter(per.saved))]
-        per.cond.notify_all()
-
-
-def wait_saved(store: Store, event: str, ns: str, timeout: float) -> bool:
-    """Wait until ``event`` is stored: told by a saver of this process (which
-    also marks the checkpoints it loads), or, failing that for a while (another
-    process's saver), found in the backend, checked now and then."""
-    per = _per(store)
-    deadline = time.monotonic() + timeout
-    delay = 0.02
-    while True:
-        with per.cond:
-            if event in per.saved:
-                return True
-            per.cond.wait(min(delay, max(deadline - time.monotonic(), 0.0)))
-            if event in per.saved:
-                return True
-        if _stored(store, event, ns):
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        delay = min(delay * 2, 0.2)
-
-
-def _stored(store: Store, event: str, ns: str) -> bool:
-    try:
-        store.get_event(event, namespace=ns)
-    except UnknownEvent:
-        return False
-    return True

@@ -39,8 +39,9 @@ from ...model import Memory
 from ...store import Store
 from ...validate import check_int
 from . import _keys as k
-from . import _longterm as _lt
 from . import _state
+from . import _views as _lt
+from ._checkpoints import write_checkpoint
 from ._tasks import TASK, link_task, one_read, one_transaction, task_of
 from ._tasks import Desc as _Desc
 from ._tasks import config_of as _config
@@ -145,61 +146,12 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         # cost); the long-term view and waiting tasks are told once it commits.
         newest = latest is None or cid >= latest
         with one_transaction(s):
-            self._write_checkpoint(thread, cp_ns, cid, root, lineage, old, data, newest)
+            write_checkpoint(s, ns, thread, cp_ns, cid, root, lineage, old, data, newest)
         event = k.checkpoint_event(thread, cp_ns, cid)
         if newest and cp_ns == "":  # the thread's head moved: the long-term view follows
             _lt.head_moved(s, ns, thread, event, lineage)
         _lt.saved(s, event)  # a task may be waiting for it
         return _config(thread, cp_ns, cid)
-
-    def _write_checkpoint(
-        self,
-        thread: str,
-        cp_ns: str,
-        cid: str,
-        root: str,
-        lineage: builtins.list[str],
-        old: builtins.list[Memory],
-        data: dict[str, Any],
-        newest: bool,
-    ) -> None:
-        """The writes of `put` (``newest``: ``cid`` is the newest of its namespace)."""
-        s, ns, tns = self.store, self.namespace, k.thread_namespace(self.namespace, thread)
-        # The caller's namespace before the thread's, as a store write does: on
-        # PostgreSQL a transaction locks each namespace at its first statement.
-        # (One call per namespace: a batch across namespaces is planned twice.
-        # The root is the same event each time, so its add cannot fail once
-        # the checkpoint's did not.)
-        s.add_events(
-            [
-                {
-                    "id": k.checkpoint_event(thread, cp_ns, cid),
-                    "parent": lineage or None,
-                    "role": "note",
-                    "namespace": ns,
-                    "meta": {"thread_id": thread, "checkpoint_ns": cp_ns, "checkpoint_id": cid},
-                }
-            ]
-        )
-        s.add_events([{"id": root, "role": "note", "namespace": tns}])
-        listing = {
-            "content": "",
-            "sources": [k.THREAD_ROOT],
-            "kind": "working",
-            "namespace": tns,
-            "id": k.listing_record(cp_ns, cid),
-            "meta": {"checkpoint_ns": cp_ns, "checkpoint_id": cid},
-        }
-        if old:  # putting the same checkpoint id again replaces its data
-            s.supersede(old[-1].id, "", sources=[root], namespace=tns, meta=data)
-            s.add_memories([listing])
-        else:
-            s.add_memories(
-                [{"content": "", "sources": [root], "kind": "working", "namespace": tns,
-                  "meta": data}, listing]
-            )  # fmt: skip
-        if newest:
-            s.set_branch(k.latest_branch(cp_ns), root, namespace=tns)
 
     def put_writes(
         self,

@@ -36,7 +36,7 @@ import heapq
 import json
 import math
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -61,20 +61,12 @@ from ...redact.scrub import Scrub
 from ...store import Store
 from . import _items as it
 from . import _keys as k
+from ._heads import SHARED, Ident
 from ._items import item_key
-from ._longterm import (
-    SHARED,
-    HeadView,
-    Ident,
-    LongTerm,
-    read_view,
-    task_wrote,
-    view_at,
-    view_of,
-    wait_saved,
-)
 from ._state import check_thread
 from ._tasks import link_task, one_transaction, task_of
+from ._view import _View
+from ._views import task_wrote, view_of, wait_saved
 from .saver import BranchmemSaver
 
 __all__ = ["BranchmemStore", "item_key"]
@@ -255,7 +247,9 @@ class BranchmemStore(BaseStore):
             return []
         writes = any(isinstance(op, PutOp) for op in ops)
         anchor, thread = self._where(write=writes)
-        view = _View.of(self, anchor, thread)
+        view = _View.of(
+            self.store, self.namespace, anchor, thread, shared=self.shared, linked=self._linked
+        )
         results: list[Result] = []
         puts: dict[Ident, PutOp] = {}
         for op in ops:
@@ -358,7 +352,9 @@ class BranchmemStore(BaseStore):
         from (in a run, its own thread for its own lineage); ``None`` for an
         item put outside a run, or no item."""
         anchor, thread = self._where(write=False)
-        view = _View.of(self, anchor, thread)
+        view = _View.of(
+            self.store, self.namespace, anchor, thread, shared=self.shared, linked=self._linked
+        )
         scrub = None if self.store.redactor is None else Scrub(self.store.redactor)
         m = view.get((tuple(namespace), it.stored_key(key, scrub)))
         if m is None:
@@ -421,104 +417,3 @@ class BranchmemStore(BaseStore):
         elif not anchor.startswith("lg:" + '["task"'):
             lt.refresh(thread)  # a checkpoint: on the thread's head's lineage, maybe
         # (a task's writes reach a head when its step's checkpoint is saved)
-
-
-class _View:
-    """What one batch reads: a lineage, the long-term view, or a run's scope
-    chain ``[its anchor, the other threads' heads]``."""
-
-    def __init__(self, own: HeadView | None, lt: LongTerm | None, thread: str | None) -> None:
-        self.own = own
-        self.lt = lt
-        self.thread = thread
-        self.now = time.time()
-        self.touched: set[Ident] = set()
-        if lt is not None and thread is not None:
-            self.touched = lt.touched(thread)
-
-    @classmethod
-    def of(cls, store: BranchmemStore, anchor: str | None, thread: str | None) -> _View:
-        s, ns = store.store, store.namespace
-        checkpoint = None if anchor is None else k.task_parent(anchor) or anchor
-        if anchor != checkpoint and anchor not in store._linked:
-            anchor = checkpoint  # a task not linked yet has written nothing
-        if anchor is not None and (not store.shared or thread is None):
-            return cls(read_view(s, ns, anchor, hides=False), None, None)
-        lt = view_of(s, ns)
-        if anchor is None or checkpoint is None or thread is None:
-            return cls(None, lt, None)
-        own = view_at(s, ns, thread, anchor, checkpoint)
-        return cls(own or read_view(s, ns, anchor), lt, thread)
-
-    def get(self, ident: Ident) -> Memory | None:
-        m = self._get(ident)
-        return m if m is not None and (m.expires_at is None or m.expires_at > self.now) else None
-
-    def _get(self, ident: Ident) -> Memory | None:
-        own, lt = self.own, self.lt
-        if lt is None:
-            return own.items.get(ident) if own is not None else None
-        with lt.lock:
-            if own is None:
-                return (lt.current.get(ident[0]) or {}).get(ident[1])
-            mine = own.items.get(ident)
-            if mine is not None and not lt.hidden_by_others(mine.id, self.thread or ""):
-                return mine
-            cur = (lt.current.get(ident[0]) or {}).get(ident[1])
-            if (
-                mine is None
-                and ident not in self.touched
-                and (cur is None or cur.id not in own.hides)
-            ):
-                return cur
-            hidden = set(own.hides)
-            if mine is not None:
-                hidden.add(mine.id)
-            return lt.best(ident, without=self.thread, hidden=hidden)
-
-    def items(self, prefix: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Memory]]:
-        """Every item under ``prefix`` this view sees (not expired), with its
-        namespace."""
-        n, now = len(prefix), self.now
-        own, lt = self.own, self.lt
-        seen: set[Ident] = set()
-        if own is not None:
-            for ident in own.items:
-                if ident[0][:n] == prefix:
-                    seen.add(ident)
-                    if (m := self.get(ident)) is not None:
-                        yield ident[0], m
-            if lt is None:
-                return
-        assert lt is not None
-        out: list[tuple[tuple[str, ...], Memory]] = []
-        with lt.lock:
-            for space, recs in list(lt.spaces(prefix)):
-                if own is None:  # the long-term view as kept
-                    out += [(space, m) for m in recs.values()
-                            if m.expires_at is None or m.expires_at > now]  # fmt: skip
-                    continue
-                for key in recs:
-                    ident = (space, key)
-                    if ident not in seen:
-                        seen.add(ident)
-                        if (g := self.get(ident)) is not None:
-                            out.append((space, g))
-            if own is not None:
-                for ident in self.touched - seen:
-                    if ident[0][:n] == prefix and (g := self.get(ident)) is not None:
-                        out.append((ident[0], g))
-        yield from out
-
-    def groups(self, prefix: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], list[Memory]]]:
-        """`items` by namespace (expired ones left in, for the caller to skip)."""
-        if self.own is None and self.lt is not None:  # the long-term view as kept
-            with self.lt.lock:
-                spaces = [(space, list(recs.values())) for space, recs in self.lt.spaces(prefix)]
-            yield from spaces
-            return
-        for space, m in self.items(prefix):
-            yield space, [m]
-
-    def spaces(self) -> set[tuple[str, ...]]:
-        return {space for space, _ in self.items(())}
