@@ -17,6 +17,7 @@ both stores.
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any, TypedDict
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -81,15 +82,21 @@ def scenario(graph: Any, store: BaseStore) -> dict[str, Any]:
     return out
 
 
+def _pad(text: str, width: int) -> str:
+    """Pad to a display width (CJK characters take two columns)."""
+    used = sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+    return text + " " * max(width - used, 1)
+
+
 def main() -> None:
     mem = Store()  # or Store("agent.db")
     ours = BranchmemStore(mem)
     theirs = InMemoryStore()
     a = scenario(build(BranchmemSaver(mem), ours), ours)
     b = scenario(build(InMemorySaver(), theirs), theirs)
-    print(f"{'':34}{'BranchmemStore':18}InMemoryStore")
+    print(_pad("", 34) + _pad("BranchmemStore", 18) + "InMemoryStore")
     for what in a:
-        print(f"{what:34}{a[what]!s:18}{b[what]!s}")
+        print(_pad(what, 34) + _pad(str(a[what]), 18) + str(b[what]))
 
 
 if __name__ == "__main__":
