@@ -72,8 +72,9 @@ def _import(args: argparse.Namespace) -> int:
         return 1 if failed else 0
     conflicts = sum(len(c.conflicts) for c in report.conversations)
     print(
-        f"{report.format or 'empty'}: {len(report.conversations)} conversations, "
-        f"{report.added} events added, {conflicts} conflicts, {len(report.skipped)} skipped"
+        f"{report.format or 'empty'}: {_count(len(report.conversations), 'conversation')}, "
+        f"{_count(report.added, 'event')} added, {_count(conflicts, 'conflict')}, "
+        f"{len(report.skipped)} skipped"
     )
     for c in report.conversations:
         for note in c.notes:
@@ -140,3 +141,8 @@ class _Bar:
     def close(self) -> None:
         if self._shown:
             sys.stderr.write("\n")
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 conversation``, ``2 conversations``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
