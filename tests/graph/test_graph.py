@@ -121,7 +121,7 @@ def test_paths_are_bounded_and_handle_cycles(store: Store) -> None:
     assert [str(p) for p in g.paths("a", "b")] == ["a -next-> b"]
     assert g.paths("a", "a")[0].hops == 0
     assert sorted(p.hops for p in g.reach(["a"], max_hops=8).values()) == [0, 1, 1, 2, 2, 3]
-    with pytest.raises(InvalidInput, match="max_hops.*longer walks cost more"):
+    with pytest.raises(InvalidInput, match=r"max_hops.*longer walks cost more"):
         g.paths("a", "d", max_hops=MAX_HOPS + 1)
     for short in (0, -1, "3"):  # too short, or not a number: no word about cost
         with pytest.raises(
@@ -142,9 +142,9 @@ def test_no_anchor_no_entities_and_the_error_says_so(store: Store) -> None:
     for at in (None, []):
         g = store.graph(at=at)
         assert g.edges() == [] and g.entities() == []
-        with pytest.raises(UnknownEntity, match="no anchor, no entities.*pass at= an event id"):
+        with pytest.raises(UnknownEntity, match=r"no anchor, no entities.*pass at= an event id"):
             g.neighbors("Alice")
-    with pytest.raises(UnknownEntity, match="at 'e1'.*entities\\(\\) lists"):
+    with pytest.raises(UnknownEntity, match=r"at 'e1'.*entities\(\) lists"):
         store.graph(at="e1").neighbors("Bob")
 
 
