@@ -12,6 +12,7 @@ from typing import Any
 from ..importers import FORMATS, import_export, read_export
 from ..store import Store
 from ..validate import MAX_MESSAGE_BYTES, check_namespace
+from .words import count
 
 
 def register(sub: Any) -> None:
@@ -72,8 +73,8 @@ def _import(args: argparse.Namespace) -> int:
         return 1 if failed else 0
     conflicts = sum(len(c.conflicts) for c in report.conversations)
     print(
-        f"{report.format or 'empty'}: {_count(len(report.conversations), 'conversation')}, "
-        f"{_count(report.added, 'event')} added, {_count(conflicts, 'conflict')}, "
+        f"{report.format or 'empty'}: {count(len(report.conversations), 'conversation')}, "
+        f"{count(report.added, 'event')} added, {count(conflicts, 'conflict')}, "
         f"{len(report.skipped)} skipped"
     )
     for c in report.conversations:
@@ -141,8 +142,3 @@ class _Bar:
     def close(self) -> None:
         if self._shown:
             sys.stderr.write("\n")
-
-
-def _count(n: int, noun: str) -> str:
-    """``1 conversation``, ``2 conversations``."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -15,6 +15,7 @@ from ..errors import InvalidInput
 from ..retrieval import MODES, prepare, replay
 from ..retrieval.cache import embedding_progress
 from ..store import Store
+from .words import count
 
 TOKENIZERS = ("bigram", "stem", "jieba")  # the names `retrieval.get_tokenizer` knows
 
@@ -167,7 +168,7 @@ def _prepare(args: argparse.Namespace) -> int:
             embedder=args.embedder,
             tokenizer=args.tokenizer,
         )
-    print(f"{n} visible records ready to search (vectors computed or already stored)")
+    print(f"{count(n, 'visible record')} ready to search (vectors computed or already stored)")
     return 0
 
 
@@ -219,5 +220,5 @@ def _replay(args: argparse.Namespace) -> int:
     else:
         for c in report.changes:
             print(c)
-        print(f"{report.searches} searches replayed, {len(report.changes)} changed")
+        print(f"{count(report.searches, 'search')} replayed, {len(report.changes)} changed")
     return 1 if report.changes else 0
