@@ -13,14 +13,20 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.graph import END, START, StateGraph
-from langgraph.store.base import BaseStore
-from langgraph.store.memory import InMemoryStore
-
 from branchmem import Store
-from branchmem.integrations.langgraph import BranchmemSaver, BranchmemStore
+
+try:  # the langgraph extra; without it, one line saying so rather than a traceback
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.store.base import BaseStore
+    from langgraph.store.memory import InMemoryStore
+
+    from branchmem.integrations.langgraph import BranchmemSaver, BranchmemStore
+except ModuleNotFoundError as exc:
+    raise SystemExit(
+        f"{exc.name} is not installed: this example needs pip install 'branchmem[langgraph]'"
+    ) from None
 
 
 class State(TypedDict, total=False):

@@ -17,16 +17,23 @@ both stores.
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any, TypedDict
 
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.graph import END, START, StateGraph
-from langgraph.store.base import BaseStore
-from langgraph.store.memory import InMemoryStore
-
 from branchmem import Store
-from branchmem.integrations.langgraph import BranchmemSaver, BranchmemStore
+
+try:  # the langgraph extra; without it, one line saying so rather than a traceback
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.store.base import BaseStore
+    from langgraph.store.memory import InMemoryStore
+
+    from branchmem.integrations.langgraph import BranchmemSaver, BranchmemStore
+except ModuleNotFoundError as exc:
+    raise SystemExit(
+        f"{exc.name} is not installed: this example needs pip install 'branchmem[langgraph]'"
+    ) from None
 
 PROFILE = ("user-42", "profile")
 
@@ -81,15 +88,21 @@ def scenario(graph: Any, store: BaseStore) -> dict[str, Any]:
     return out
 
 
+def _pad(text: str, width: int) -> str:
+    """Pad to a display width (CJK characters take two columns)."""
+    used = sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+    return text + " " * max(width - used, 1)
+
+
 def main() -> None:
     mem = Store()  # or Store("agent.db")
     ours = BranchmemStore(mem)
     theirs = InMemoryStore()
     a = scenario(build(BranchmemSaver(mem), ours), ours)
     b = scenario(build(InMemorySaver(), theirs), theirs)
-    print(f"{'':34}{'BranchmemStore':18}InMemoryStore")
+    print(_pad("", 34) + _pad("BranchmemStore", 18) + "InMemoryStore")
     for what in a:
-        print(f"{what:34}{a[what]!s:18}{b[what]!s}")
+        print(_pad(what, 34) + _pad(str(a[what]), 18) + str(b[what]))
 
 
 if __name__ == "__main__":

@@ -255,6 +255,12 @@ def _backend(
                 "read-only mode"
             )
         return _postgres(path, create=create, durability=durability)
+    scheme = _url_scheme(path)
+    if scheme is not None:  # else 'mysql://h/db' reads as a file in a folder 'mysql:'
+        raise InvalidInput(
+            f"no backend opens {scheme}:// URLs; pass an SQLite file path, a "
+            "postgresql:// URL, backend=, or None for a store in memory"
+        )
     from .backends.sqlite.backend import SQLiteBackend
 
     return SQLiteBackend(
@@ -264,6 +270,17 @@ def _backend(
         busy_timeout=timeout,
         durability=durability,
     )
+
+
+def _url_scheme(path: str | os.PathLike[str]) -> str | None:
+    """The scheme of ``path`` when it is written as a URL (``scheme://...``), else
+    None. Only the scheme: the rest may hold a password."""
+    if not isinstance(path, str):
+        return None
+    scheme, sep, _ = path.partition("://")
+    if sep and scheme[:1].isalpha() and all(c.isalnum() or c in "+.-" for c in scheme):
+        return scheme
+    return None
 
 
 def _postgres(url: str, *, create: bool, durability: str) -> Backend:

@@ -191,6 +191,12 @@ class UnknownEntity(NotFound):
         self.name = name
         self.at = at
         self.namespace = namespace
+        if at is None or at == [] or at == ():  # no anchor: nothing is visible
+            super().__init__(
+                f"no anchor, no entities: {name!r} is not visible in a graph read with "
+                "at=None; pass at= an event id or a branch name"
+            )
+            return
         super().__init__(
             f"no visible edge or record names {name!r} at {at!r} in namespace {namespace!r}; "
             "graph(at=...).entities() lists the entities there"

@@ -208,12 +208,14 @@ def check_int(value: Any, what: str, least: int = 0, most: int = MAX_INT) -> int
         return value
     if isinstance(value, int) and not isinstance(value, bool) and least <= value <= most:
         return int(value)  # an IntEnum, say
+    too_big = isinstance(value, int) and not isinstance(value, bool) and value > most
+    # The backends' ceiling (2**63 - 1) is no figure to show one who passed 0 or '5'.
+    span = f"from {least} to {most}" if most < MAX_INT or too_big else f"of at least {least}"
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInput(
-            f"{what} must be a whole number from {least} to {most}, got "
-            f"{type(value).__name__} {show(value)}"
+            f"{what} must be a whole number {span}, got {type(value).__name__} {show(value)}"
         )
-    raise InvalidInput(f"{what} must be a whole number from {least} to {most}, got {show(value)}")
+    raise InvalidInput(f"{what} must be a whole number {span}, got {show(value)}")
 
 
 def check_kind(kind: Any) -> str:

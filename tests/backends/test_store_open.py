@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 
@@ -13,6 +14,26 @@ from branchmem import InvalidInput, StorageError, Store
 def test_missing_folder_says_what_to_do(tmp_path: Path) -> None:
     with pytest.raises(StorageError, match="does not exist; create it first"):
         Store(tmp_path / "no" / "such" / "mem.db")
+
+
+def test_a_url_of_no_backend_is_refused_by_its_scheme(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for url in (
+        "mysql://app:s3cret@db/memory",
+        "postgresql+psycopg://app@db/memory",
+        "file:///x.db",
+    ):
+        scheme = url.partition("://")[0]
+        with pytest.raises(
+            InvalidInput, match=re.escape(f"no backend opens {scheme}:// URLs; pass an SQLite")
+        ) as e:
+            Store(url)
+        assert "s3cret" not in str(e.value)  # the rest of a URL may hold a password
+    assert list(tmp_path.iterdir()) == []  # nothing made where it ran
+    Store("a:b.db").close()  # a colon in a file name is still a file
+    assert (tmp_path / "a:b.db").exists()
 
 
 def test_bad_arguments_are_invalid_input() -> None:

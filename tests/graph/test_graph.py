@@ -121,15 +121,31 @@ def test_paths_are_bounded_and_handle_cycles(store: Store) -> None:
     assert [str(p) for p in g.paths("a", "b")] == ["a -next-> b"]
     assert g.paths("a", "a")[0].hops == 0
     assert sorted(p.hops for p in g.reach(["a"], max_hops=8).values()) == [0, 1, 1, 2, 2, 3]
-    with pytest.raises(InvalidInput, match="max_hops"):
+    with pytest.raises(InvalidInput, match=r"max_hops.*longer walks cost more"):
         g.paths("a", "d", max_hops=MAX_HOPS + 1)
-    with pytest.raises(InvalidInput, match="max_hops"):
-        g.paths("a", "d", max_hops=0)
+    for short in (0, -1, "3"):  # too short, or not a number: no word about cost
+        with pytest.raises(
+            InvalidInput, match=f"max_hops must be an integer in 1..{MAX_HOPS}, got"
+        ) as e:
+            g.paths("a", "d", max_hops=short)
+        assert "cost" not in str(e.value)
     with pytest.raises(InvalidInput, match="max_edges"):
         g.paths("a", "d", max_edges=0)
     with pytest.raises(UnknownEntity):
         g.paths("a", "zzz")
     assert g.paths("a", "d", max_edges=2) == []  # the budget ran out first
+
+
+def test_no_anchor_no_entities_and_the_error_says_so(store: Store) -> None:
+    store.add_event("e1", content="Alice owns auth")
+    store.add_edge("Alice", "owns", "auth", sources=["e1"])
+    for at in (None, []):
+        g = store.graph(at=at)
+        assert g.edges() == [] and g.entities() == []
+        with pytest.raises(UnknownEntity, match=r"no anchor, no entities.*pass at= an event id"):
+            g.neighbors("Alice")
+    with pytest.raises(UnknownEntity, match=r"at 'e1'.*entities\(\) lists"):
+        store.graph(at="e1").neighbors("Bob")
 
 
 def test_bad_edges_are_refused_and_readds_are_checked(store: Store) -> None:

@@ -220,5 +220,7 @@ def test_the_size_limit_applies_to_sillytavern_and_the_cli(tmp_path: Path) -> No
     assert [c["id"] for c in out["conversations"]] == ["small"]
     assert [s["id"] for s in out["skipped"]] == ["big"]
     assert "2,000 bytes" in out["skipped"][0]["reason"]
-    with pytest.raises(InvalidInput, match="max_message_bytes must be a whole number from 1"):
+    with pytest.raises(
+        InvalidInput, match="max_message_bytes must be a whole number of at least 1,"
+    ):
         read_export(folder, max_message_bytes=0)

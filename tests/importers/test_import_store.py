@@ -162,7 +162,11 @@ def test_cli_summary_and_error(tmp_path: Path, capsys: pytest.CaptureFixture[str
     db = str(tmp_path / "mem.db")
     assert main(["import", str(DATA / "openwebui.json"), "--db", db]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("openwebui: 1 conversations, 4 events added, 0 conflicts, 1 skipped")
+    assert out.startswith("openwebui: 1 conversation, 4 events added, 0 conflicts, 1 skipped")
+    n = len(Store().import_export(DATA / "chatgpt.json").conversations)
+    assert n > 1
+    assert main(["import", str(DATA / "chatgpt.json"), "--db", db]) == 0
+    assert capsys.readouterr().out.startswith(f"chatgpt: {n} conversations, ")
     assert main(["import", str(DATA / "librechat_flat.json"), "--db", db]) == 0
     assert "note: conv/lc-conv-flat: LibreChat records no current" in capsys.readouterr().out
     path = write(tmp_path, "x.json", {"what": 1})

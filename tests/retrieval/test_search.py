@@ -234,6 +234,11 @@ def test_no_anchor_no_memories_and_bad_input(moving: Store) -> None:
         Weights(importance=2.0)
     with pytest.raises(InvalidInput, match="both 0"):
         moving.search("杭州", at="e3", embedder=EMB, weights=Weights(keyword=0, vector=0))
+    given = {"keyword": 1.0, "vector": 0.5}
+    with pytest.raises(InvalidInput, match=r"such as Weights\(.*Weights\(\*\*d\)\); got dict"):
+        moving.search("杭州", at="e3", embedder=EMB, weights=given)  # type: ignore[arg-type]
+    ranked = moving.search("杭州", at="e3", embedder=EMB, weights=Weights(**given))
+    assert ranked  # what the message says to write is taken
 
 
 @pytest.mark.parametrize(

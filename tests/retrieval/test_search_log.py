@@ -25,7 +25,9 @@ def seeded(path: Path) -> Store:
     return store
 
 
-def test_log_records_what_is_needed_to_replay(tmp_path: Path) -> None:
+def test_log_records_what_is_needed_to_replay(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     store = seeded(tmp_path / "s.db")
     log = tmp_path / "q.jsonl"
     hits = store.search("搬去杭州", at=["e2b", "e2"], k=3, embedder="hashing", log=log)
@@ -39,7 +41,9 @@ def test_log_records_what_is_needed_to_replay(tmp_path: Path) -> None:
     report = replay(store, log)
     assert report.searches == 1 and report.changes == ()
     store.close()
+    capsys.readouterr()
     assert main(["replay", str(log), "--db", str(tmp_path / "s.db")]) == 0
+    assert capsys.readouterr().out == "1 search replayed, 0 changed\n"
 
 
 def test_replay_reports_changed_results(tmp_path: Path) -> None:

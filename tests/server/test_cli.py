@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from branchmem import Store
 from branchmem.cli import main
 
 
@@ -68,3 +70,41 @@ def test_piping_into_a_closed_reader_is_quiet(tmp_path: Path) -> None:
     cmd = f"{sys.executable} -m branchmem demo --db {tmp_path / 'd.db'} | true"
     out = subprocess.run(cmd, shell=True, capture_output=True, text=True, check=True)
     assert "Traceback" not in out.stderr and "BrokenPipe" not in out.stderr
+
+
+def test_search_takes_hops_and_the_stem_tokenizer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "g.db"
+    with Store(db) as s:
+        s.add_event("e1", content="Alice owns auth-service; auth-service uses jsonwebtoken")
+        s.add_edge("Alice", "owns", "auth-service", sources=["e1"])
+        s.add_edge("auth-service", "uses", "jsonwebtoken", sources=["e1"])
+        s.add_memory("jsonwebtoken v8 has a known vulnerability", sources=["e1"])
+        s.add_memory("User lives in Berlin", sources=["e1"])
+        expected = {
+            (hops, tok): [
+                h.memory.id for h in s.search(q, at="e1", mode="keyword", hops=hops, tokenizer=tok)
+            ]
+            for q, hops, tok in (
+                ("Alice 负责的东西", 2, None),
+                ("Alice 负责的东西", 0, None),
+                ("where do I live", 0, "stem"),
+                ("where do I live", 0, None),
+            )
+        }
+    assert (
+        expected[(2, None)] != expected[(0, None)]
+    )  # the walk reaches what the query does not name
+    assert expected[(0, "stem")] != expected[(0, None)]  # "live" meets "lives" only stemmed
+
+    def cli(query: str, *extra: str) -> list[str]:
+        argv = ["search", query, "--db", str(db), "--at", "e1", "--mode", "keyword", "--json"]
+        assert main([*argv, *extra]) == 0
+        return [json.loads(line)["memory"]["id"] for line in capsys.readouterr().out.splitlines()]
+
+    assert cli("Alice 负责的东西", "--hops", "2") == expected[(2, None)]
+    assert cli("Alice 负责的东西") == expected[(0, None)]
+    assert cli("where do I live", "--tokenizer", "stem") == expected[(0, "stem")]
+    assert main(["search", "x", "--db", str(db), "--at", "e1", "--hops", "99"]) == 1
+    assert "hops must be an integer in 0..8" in capsys.readouterr().err

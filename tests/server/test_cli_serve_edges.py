@@ -87,3 +87,23 @@ def test_serve_does_not_print_a_urls_password(
     assert main(["serve", "--db", url, "--keys", keys, "--port", "1"]) == 0
     err = capsys.readouterr().err
     assert served and "serving postgresql://app:***@db.invalid" in err and "s3cret" not in err
+
+
+def test_serve_says_when_it_made_the_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import uvicorn
+
+    from branchmem import Store
+
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: None)  # no socket
+    keys = str(tmp_path / "k.keys")
+    typo = tmp_path / "mem.bd"
+    assert main(["serve", "--db", str(typo), "--keys", keys, "--port", "1"]) == 0
+    err = capsys.readouterr().err
+    assert typo.exists() and err.count("made a new, empty one") == 1  # once, not per worker
+    assert f"no store at {str(typo)!r}" in err and "check --db" in err
+    there = tmp_path / "mem.db"
+    Store(there).close()
+    assert main(["serve", "--db", str(there), "--keys", keys, "--port", "1"]) == 0
+    assert "made a new" not in capsys.readouterr().err

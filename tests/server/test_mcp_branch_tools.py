@@ -221,3 +221,22 @@ def test_branch_tools_over_http(tmp_path: Path) -> None:
     assert _ok(merged)["into"] == "task/a"
     assert [m["content"] for m in _ok(d)["only_b"]] == ["住在杭州"] and _ok(d)["only_a"] == []
     assert [e["id"] for e in _ok(sib)["events"]] == ["e2", "e2b"]
+
+
+def test_tools_are_described_without_source_indentation(writer: Any) -> None:
+    import inspect
+
+    from branchmem import __version__
+
+    server = _server(writer, ["alice:write"])
+
+    async def run() -> tuple[Any, list[Any]]:
+        async with Client(server) as c:
+            return c.server_info, (await c.list_tools()).tools
+
+    info, tools = asyncio.run(run())
+    assert info.version == __version__
+    assert len(tools) > len(BRANCH_TOOLS | TREE_TOOLS)
+    for t in tools:
+        assert t.description and t.description == inspect.cleandoc(t.description), t.name
+        assert "\n    " not in t.description, t.name

@@ -12,6 +12,7 @@ from typing import Any
 from ..importers import FORMATS, import_export, read_export
 from ..store import Store
 from ..validate import MAX_MESSAGE_BYTES, check_namespace
+from .words import count
 
 
 def register(sub: Any) -> None:
@@ -72,8 +73,9 @@ def _import(args: argparse.Namespace) -> int:
         return 1 if failed else 0
     conflicts = sum(len(c.conflicts) for c in report.conversations)
     print(
-        f"{report.format or 'empty'}: {len(report.conversations)} conversations, "
-        f"{report.added} events added, {conflicts} conflicts, {len(report.skipped)} skipped"
+        f"{report.format or 'empty'}: {count(len(report.conversations), 'conversation')}, "
+        f"{count(report.added, 'event')} added, {count(conflicts, 'conflict')}, "
+        f"{len(report.skipped)} skipped"
     )
     for c in report.conversations:
         for note in c.notes:

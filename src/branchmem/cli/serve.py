@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import os
 import sys
 from typing import Any
 
@@ -123,11 +124,21 @@ def _redact_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _open(args: argparse.Namespace) -> Any:
+def _open(args: argparse.Namespace, *, quiet: bool = False) -> Any:
+    """The store at ``--db``, made when missing; a store made here is said on
+    stderr, so that a mistyped path is not served empty without a word."""
     from ..redact import Redactor
     from ..store import Store
 
-    return Store(args.db, redactor=Redactor(args.redact) if args.redact else None)
+    made = "://" not in args.db and args.db != ":memory:" and not os.path.lexists(args.db)
+    store = Store(args.db, redactor=Redactor(args.redact) if args.redact else None)
+    if made and not quiet:
+        print(
+            f"branchmem: no store at {args.db!r}: made a new, empty one (check --db if you "
+            "meant an existing store)",
+            file=sys.stderr,
+        )
+    return store
 
 
 def _is_loopback(host: str) -> bool:
@@ -177,7 +188,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         embedder=args.embedder,
         mcp=not args.no_mcp,
         workers=args.workers,
-        connect=(lambda: _open(args)) if file else None,
+        connect=(lambda: _open(args, quiet=True)) if file else None,
     )
     shown = public_url(args.db)  # a URL's password stays out of the log
     print(f"branchmem: serving {shown} on http://{args.host}:{args.port}", file=sys.stderr)

@@ -454,11 +454,15 @@ class GraphView:
         }
 
 
+def _over(value: Any, most: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > most
+
+
 def _bounds(max_hops: Any, max_edges: Any) -> tuple[int, int]:
     if isinstance(max_hops, bool) or not isinstance(max_hops, int) or not 1 <= max_hops <= MAX_HOPS:
         raise InvalidInput(
-            f"max_hops must be an integer in 1..{MAX_HOPS}, got {show(max_hops)}; "
-            "longer walks cost more than they find"
+            f"max_hops must be an integer in 1..{MAX_HOPS}, got {show(max_hops)}"
+            + ("; longer walks cost more than they find" if _over(max_hops, MAX_HOPS) else "")
         )
     if (
         isinstance(max_edges, bool)

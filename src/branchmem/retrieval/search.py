@@ -144,7 +144,10 @@ def search(
         where = tuple((f, op, _redacted(engine, x)) for f, op, x in where)
     w = weights if weights is not None else Weights()
     if not isinstance(w, Weights):
-        raise InvalidInput("weights must be a branchmem.Weights")
+        raise InvalidInput(
+            "weights must be a branchmem.Weights, such as Weights(keyword=1.0, vector=0.5) "
+            f"(from a dict d: Weights(**d)); got {type(w).__name__}"
+        )
     floor_score, rule = cutoff_mod.check_min_score(min_score), cutoff_mod.check_rule(cutoff)
     at_now, at_time = check_time(now, "now"), check_time(as_of, "as_of")
     t_now = started if at_now is None else at_now

@@ -7,8 +7,9 @@ a grant on that branch); each returns a dict (structured output).
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
@@ -18,6 +19,17 @@ from . import tree_service as ts
 from .models import Strategy
 
 Run = Callable[..., Awaitable[Any]]
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def tool(server: MCPServer) -> Callable[[F], F]:
+    """``@server.tool()`` with the docstring dedented as the description, so a
+    client shows the text, not the source's indentation."""
+
+    def register(fn: F) -> F:
+        return server.tool(description=inspect.cleandoc(fn.__doc__ or ""))(fn)
+
+    return register
 
 
 def _d(result: Any) -> dict[str, Any]:
@@ -28,7 +40,7 @@ def add_branch_tools(server: MCPServer, run: Run) -> None:
     """Register the tools on ``server``; ``run(ctx, fn, namespace, *args)`` calls
     a service function as the caller's principal."""
 
-    @server.tool()
+    @tool(server)
     async def merge(
         ctx: Context,
         source: str,
@@ -48,14 +60,14 @@ def add_branch_tools(server: MCPServer, run: Run) -> None:
         }
         return _d(await run(ctx, svc.merge, namespace, source, into, **options))
 
-    @server.tool()
+    @tool(server)
     async def snapshot(
         ctx: Context, branch: str, name: str, namespace: str | None = None
     ) -> dict[str, Any]:
         """Name the current head of ``branch`` as snapshot ``name`` (for rollback)."""
         return _d(await run(ctx, svc.snapshot, namespace, branch, name))
 
-    @server.tool()
+    @tool(server)
     async def rollback(
         ctx: Context,
         branch: str,
@@ -67,7 +79,7 @@ def add_branch_tools(server: MCPServer, run: Run) -> None:
         moved = await run(ctx, svc.rollback, namespace, branch, to, expected_head)
         return _d(moved)
 
-    @server.tool()
+    @tool(server)
     async def diff(
         ctx: Context,
         a: str | list[str],
@@ -79,13 +91,13 @@ def add_branch_tools(server: MCPServer, run: Run) -> None:
         (``only_a``), those that appear (``only_b``), and the fork point."""
         return _d(await run(ctx, ts.diff, namespace, a, b))
 
-    @server.tool()
+    @tool(server)
     async def conflicts(ctx: Context, at: str, namespace: str | None = None) -> dict[str, Any]:
         """The open conflicts (from ``flag`` merges) visible at ``at``."""
         found = await run(ctx, svc.conflicts, namespace, at)
         return {"conflicts": [c.to_dict() for c in found.items], "next_offset": found.next_offset}
 
-    @server.tool()
+    @tool(server)
     async def resolve(
         ctx: Context,
         conflict_id: str,
@@ -99,7 +111,7 @@ def add_branch_tools(server: MCPServer, run: Run) -> None:
         ev = await run(ctx, svc.resolve, namespace, conflict_id, keep, branch, expected_head)
         return _d(ev)
 
-    @server.tool()
+    @tool(server)
     async def children(
         ctx: Context,
         event_id: str | None = None,
@@ -111,7 +123,7 @@ def add_branch_tools(server: MCPServer, run: Run) -> None:
         pass ``cursor`` back for the next page."""
         return _d(await run(ctx, ts.children, namespace, event_id, limit, cursor))
 
-    @server.tool()
+    @tool(server)
     async def siblings(
         ctx: Context,
         event_id: str,
@@ -122,7 +134,7 @@ def add_branch_tools(server: MCPServer, run: Run) -> None:
         """The versions of an event: those with the same parents, itself included."""
         return _d(await run(ctx, ts.siblings, namespace, event_id, limit, cursor))
 
-    @server.tool()
+    @tool(server)
     async def versions(ctx: Context, event_id: str, namespace: str | None = None) -> dict[str, Any]:
         """Where an event stands among its versions: position, count, previous, next."""
         return _d(await run(ctx, ts.versions, namespace, event_id))

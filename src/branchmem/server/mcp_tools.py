@@ -24,11 +24,12 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.routing import Route
 
+from .. import __version__
 from ..errors import BranchmemError
 from . import service as svc
 from .auth import Principal
 from .errors import to_payload
-from .mcp_branch_tools import add_branch_tools
+from .mcp_branch_tools import add_branch_tools, tool
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -68,9 +69,9 @@ def build_mcp(
                 payload = _stdio_payload(payload, principal or served.principal(None))
             raise ToolError(json.dumps(payload, ensure_ascii=False)) from exc
 
-    server: MCPServer = MCPServer("branchmem", instructions=INSTRUCTIONS)
+    server: MCPServer = MCPServer("branchmem", instructions=INSTRUCTIONS, version=__version__)
 
-    @server.tool()
+    @tool(server)
     async def add_event(
         ctx: Context,
         id: str,
@@ -86,7 +87,7 @@ def build_mcp(
         item = {"id": id, "content": content, "parent": parent, "role": role, "branch": branch}
         return (await run(ctx, svc.add_events, namespace, [item]))[0].to_dict()
 
-    @server.tool()
+    @tool(server)
     async def remember(
         ctx: Context,
         content: str,
@@ -103,7 +104,7 @@ def build_mcp(
         item |= {k: v for k, v in (("sources", sources), ("branch", branch), ("key", key)) if v}
         return (await run(ctx, svc.add_memories, namespace, [item]))[0].to_dict()
 
-    @server.tool()
+    @tool(server)
     async def recall(
         ctx: Context, query: str, at: str, k: int = 10, namespace: str | None = None
     ) -> dict[str, Any]:
@@ -112,7 +113,7 @@ def build_mcp(
         hits = await run(ctx, svc.search, namespace, query, at, k)
         return {"hits": [h.to_dict() for h in hits]}
 
-    @server.tool()
+    @tool(server)
     async def graph_neighbors(
         ctx: Context, entity: str, at: str, hops: int = 1, namespace: str | None = None
     ) -> dict[str, Any]:
@@ -120,20 +121,20 @@ def build_mcp(
         entities within ``hops`` visible edges, and a shortest path to each."""
         return await run(ctx, svc.graph, namespace, at, entity, hops)
 
-    @server.tool()
+    @tool(server)
     async def memories(ctx: Context, at: str, namespace: str | None = None) -> dict[str, Any]:
         """Every memory visible at ``at`` (an event id or branch name), oldest first."""
         found = await run(ctx, svc.memories, namespace, at)
         return {"memories": [m.to_dict() for m in found.items], "next_offset": found.next_offset}
 
-    @server.tool()
+    @tool(server)
     async def explain(
         ctx: Context, memory_id: str, at: str, namespace: str | None = None
     ) -> dict[str, Any]:
         """Why a memory is visible or hidden at ``at``: each source's state."""
         return (await run(ctx, svc.explain, namespace, memory_id, at)).to_dict()
 
-    @server.tool()
+    @tool(server)
     async def context(
         ctx: Context, at: str, query: str | None = None, namespace: str | None = None
     ) -> dict[str, Any]:
@@ -141,13 +142,13 @@ def build_mcp(
         visible memories (ranked for ``query``), with ``text``, one prompt block."""
         return (await run(ctx, svc.context, namespace, at, query)).to_dict()
 
-    @server.tool()
+    @tool(server)
     async def branches(ctx: Context, namespace: str | None = None) -> dict[str, Any]:
         """Every named branch: head, fork point, parent, visible-memory count."""
         found = await run(ctx, svc.branches, namespace)
         return {"branches": [b.to_dict() for b in found.items]}
 
-    @server.tool()
+    @tool(server)
     async def create_branch(
         ctx: Context, name: str, at: str, namespace: str | None = None
     ) -> dict[str, Any]:
