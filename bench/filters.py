@@ -14,6 +14,11 @@ is measured).
   (a tenth of the visible set) and ``{"meta.topic": {"$in": [3 topics]}}``.
 * **after a write** — the same filtered search right after one more event and
   record on the trunk (the kept answer is extended, not read again).
+* **at the new tip** — a chat turn: one more event and record on the trunk
+  (not timed), then the search at that new event, timed alone, beside the
+  warm search at an anchor searched before (ratio: after / warm). The kept
+  answer of the previous tip is extended to the new one, and its search
+  state follows it.
 * **SQL floor** — ``SELECT id, content FROM records WHERE ns = ? AND
   json_extract(meta, '$.topic') = ?`` on the same file: what a filter pushed
   into SQL would have to read at the least, before gating or ranking anything.
@@ -106,12 +111,32 @@ def run(visible: int, repeat: int) -> None:
         floor_ms = median_ms(floor, repeat)
         print(f"SQLite, {visible:,} visible and {visible:,} abandoned records, {repeat} queries")
         print(f"  SQL floor (json_extract on the table)    {floor_ms:8.3f} ms")
+        warm: dict[str, float] = {}
         for label, flt in (("no filter", None), ("meta.topic = t3", one), ("$in 3 topics", three)):
             ms = median_ms(
                 lambda f=flt: store.search(q, at=tip, k=10, filter=f, embedder=EMBEDDER), repeat
             )
+            warm[label] = ms
             print(f"  warm search, {label:<22}    {ms:8.3f} ms   ratio {ms / floor_ms:6.2f}x")
         state = {"n": visible}
+
+        def at_new_tip(flt: dict[str, object] | None) -> float:
+            """A turn's write, then the search at its new event (timed alone), in ms."""
+            i = state["n"]
+            state["n"] += 1
+            store.add_event(f"e{i}", parent=f"e{i - 1}", content="x")
+            store.add_memory(f"用户提到咖啡{i}", sources=[f"e{i}"], meta={"topic": "t3"})
+            t0 = time.perf_counter()
+            store.search(q, at=f"e{i}", k=10, filter=flt, embedder=EMBEDDER)
+            return (time.perf_counter() - t0) * 1000
+
+        for label, flt in (("no filter", None), ("meta.topic = t3", one)):
+            at_new_tip(flt)  # the previous tip searched with this filter, as in a chat
+            tip_ms = statistics.median(at_new_tip(flt) for _ in range(repeat))
+            print(
+                f"  at the new tip after a write, {label:<15} {tip_ms:8.3f} ms   "
+                f"ratio {tip_ms / warm[label]:6.2f}x the warm search"
+            )
 
         def after_write() -> object:
             i = state["n"]

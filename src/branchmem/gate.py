@@ -58,6 +58,11 @@ def ranges(engine: Engine, ns: str, at: Any) -> dict[int, int] | None:
     _, pos = anchor(engine, ns, at)
     if pos is None:
         return None
+    return ranges_at(engine, ns, pos)
+
+
+def ranges_at(engine: Engine, ns: str, pos: Pos) -> dict[int, int]:
+    """The ancestor ranges of the event at ``pos`` (a fresh dict, the caller's to change)."""
     b = engine.backend
     engine.sync(b.generation())
     return engine.ranges_memo.ranges(ns, pos, lambda segs: b.segment_ancestry(ns, segs))

@@ -43,7 +43,7 @@ def budget_of(engine: Engine, emb: Embedder, max_embed: int | None) -> tuple[int
 def ready(
     cache: RankCache,
     emb: Embedder,
-    key: Hashable,
+    key: tuple[Hashable, str],
     cands: Sequence[Memory],
     backend: object,
     epoch: int | None,

@@ -207,37 +207,65 @@ class VectorIndex(_Held):
         return self._buf[: len(self.vecs)]
 
 
+Key = tuple[Hashable, str]
+"""A state's candidate set (what identifies it: namespace, anchors, filters)
+and the name of its tokenizer or embedder."""
+
+
 class SearchStates:
     """The states of one store, the most recently used `MAX_STATES` kept.
 
     Each state has a lock of its own, held while it is brought up to date and
     read: searches of different candidate sets (another namespace, another
     anchor) never wait for each other, however many records one must add.
+
+    A candidate set with no state of its own that was grown from the list
+    another state holds (`candidates.Grown`: the answer at a new message,
+    extended from the previous message's) takes that state over, under its
+    own key, and appends the new records to it: in a chat the state follows
+    the anchor from turn to turn instead of being made again each turn.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()  # guards the table of states only
-        self._states: dict[Hashable, _Held] = {}
+        self._states: dict[tuple[Any, ...], _Held] = {}
 
     def clear(self) -> None:
         with self._lock:
             self._states.clear()
 
-    def _get(self, key: Hashable, make: Callable[[], _Held]) -> _Held:
+    def _get(self, at: tuple[Any, ...], make: Callable[[], _Held], mems: Sequence[Memory]) -> _Held:
         with self._lock:
-            st = self._states.pop(key, None)
+            st = self._states.pop(at, None)
             if st is None:
-                st = make()
-            self._states[key] = st  # most recent last
+                st = self._donor(at, mems, take=True) or make()
+            self._states[at] = st  # most recent last
             while len(self._states) > MAX_STATES:
                 del self._states[next(iter(self._states))]
             return st
 
-    def unheld(self, key: Hashable, dim: int, mems: Sequence[Memory]) -> Sequence[Memory]:
+    def _donor(self, at: tuple[Any, ...], mems: Sequence[Memory], take: bool) -> _Held | None:
+        """A state of the same kind (tokenizer or embedder, and dimension) under
+        another key, holding the list ``mems`` was grown from (or ``mems``
+        itself); taken out of the table when ``take``. The caller holds the
+        table's lock; the state is checked again under its own before use."""
+        base = getattr(mems, "base", None)
+        kind = (at[0], at[1][1], at[2:])
+        for k, st in self._states.items():
+            held = st.source
+            grown_from = held is not None and (held is mems or held is base)
+            if grown_from and (k[0], k[1][1], k[2:]) == kind:
+                if take:
+                    del self._states[k]
+                return st
+        return None
+
+    def unheld(self, key: Key, dim: int, mems: Sequence[Memory]) -> Sequence[Memory]:
         """The records of ``mems`` the vector state of ``key`` does not hold yet
         (all of them when it would be rebuilt): those a search must find vectors for."""
+        at = ("vec", key, dim)
         with self._lock:
-            st = self._states.get(("vec", key, dim))
+            st = self._states.get(at) or self._donor(at, mems, take=False)
         if st is None:
             return mems
         with st.lock:
@@ -246,13 +274,13 @@ class SearchStates:
 
     def _use(
         self,
-        key: Hashable,
+        at: tuple[Any, ...],
         make: Callable[[], _Held],
         mems: Sequence[Memory],
         add: Callable[[Any, list[Memory]], None],
         use: Callable[[Any], T],
     ) -> T:
-        st = self._get(key, make)
+        st = self._get(at, make, mems)
         with st.lock:
             new = st.new_part(mems)
             if new is not None:
@@ -268,13 +296,13 @@ class SearchStates:
             fresh.hold(everything)
             fresh.source = mems
             with self._lock:
-                self._states.pop(key, None)
-                self._states[key] = fresh
+                self._states.pop(at, None)
+                self._states[at] = fresh
             return use(fresh)
 
     def with_keywords(
         self,
-        key: Hashable,
+        key: Key,
         mems: Sequence[Memory],
         stats_of: Callable[[Sequence[Memory]], list[TermStats]],
         use: Callable[[KeywordIndex], T],
@@ -287,7 +315,7 @@ class SearchStates:
 
     def with_vectors(
         self,
-        key: Hashable,
+        key: Key,
         dim: int,
         mems: Sequence[Memory],
         vectors_of: Callable[[Sequence[Memory]], list[array[float]]],
@@ -305,7 +333,7 @@ class SearchStates:
 
     def keyword_scores(
         self,
-        key: Hashable,
+        key: Key,
         mems: Sequence[Memory],
         stats_of: Callable[[Sequence[Memory]], list[TermStats]],
         query_terms: Sequence[str],
@@ -316,7 +344,7 @@ class SearchStates:
 
     def cosines(
         self,
-        key: Hashable,
+        key: Key,
         dim: int,
         mems: Sequence[Memory],
         vectors_of: Callable[[Sequence[Memory]], list[array[float]]],
