@@ -472,6 +472,11 @@ def main() -> None:
         " (bench/search_pg.py; --records/--visible/--queries size it)",
     )
     ap.add_argument("--shape", choices=["chain", "bushy", "both"], default="both")
+    ap.add_argument(
+        "--no-halfvec",
+        action="store_true",
+        help="postgres: leave out the halfvec-against-vector lines (two more index builds)",
+    )
     args = ap.parse_args()
     if args.backend == "postgres":
         from search_pg import main as pg_main
@@ -480,7 +485,8 @@ def main() -> None:
         if args.smoke:
             pg_main(3_000, 1_500, 3, shapes)
         else:
-            pg_main(args.records or 1_000_000, args.visible or 100_000, args.queries, shapes)
+            size = (args.records or 1_000_000, args.visible or 100_000, args.queries)
+            pg_main(*size, shapes, halfvec=not args.no_halfvec)
         return
     if args.post_filter:
         compare(1_000_000, 10_000, 30)

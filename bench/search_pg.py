@@ -284,7 +284,7 @@ def _writes(b: Any) -> str:
     )
 
 
-def main(n_records: int, n_visible: int, n_q: int, shapes: list[str]) -> None:
+def main(n_records: int, n_visible: int, n_q: int, shapes: list[str], halfvec: bool = True) -> None:
     system = os.environ.get("BRANCHMEM_TEST_POSTGRES", "")
     if system:
         for shape in shapes:
@@ -307,7 +307,7 @@ def main(n_records: int, n_visible: int, n_q: int, shapes: list[str]) -> None:
         with __import__("psycopg").connect(server.get_uri(), autocommit=True) as conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
         for shape in shapes:  # halfvec against vector on the first shape
-            half = shape == shapes[0]
+            half = halfvec and shape == shapes[0]
             run("pgvector (pgserver)", server.get_uri(), n_records, n_visible, shape, n_q, half)
     finally:
         server.cleanup()
