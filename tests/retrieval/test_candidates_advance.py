@@ -23,16 +23,13 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from branchmem import HashingEmbedder, Memory, Store, Weights
+from branchmem import HashingEmbedder, Memory, Store
 from branchmem.backends.base import RecordLog
 from branchmem.retrieval import candidates
 from branchmem.retrieval import filters as filters_mod
 from branchmem.retrieval.candidates import Filters, gather
-from branchmem.retrieval.fusion import fuse
-from branchmem.retrieval.keyword import bm25
-from branchmem.retrieval.tokenize import get_tokenizer
-from branchmem.retrieval.vectors import cosines, unit_vector
 from helpers.reference import Reference, RefRecord
+from helpers.scratch_rank import rank_from_scratch
 from helpers.strategies import History, histories
 
 WORDS = ["杭州", "成都", "花生", "过敏", "预算", "Python", "搬家", "猫"]
@@ -55,20 +52,7 @@ def full_reads() -> Iterator[None]:
 
 def from_scratch(cands: list[Memory], query: str, mode: str) -> list[tuple[str, float]]:
     """The fused ranking of every candidate, made from the records alone."""
-    if not cands:
-        return []
-    tok = get_tokenizer("bigram")
-    kw = vec = None
-    if mode != "vector":
-        stats = []
-        for m in cands:
-            toks = tok(m.content)
-            stats.append(({t: toks.count(t) for t in toks}, len(toks)))
-        kw = bm25(tok(query), stats)
-    if mode != "keyword":
-        q = unit_vector(EMB.embed_queries([query])[0], EMB)
-        vec = cosines(q, [unit_vector(EMB.embed_passages([m.content])[0], EMB) for m in cands])
-    ranked = fuse(cands, kw, vec, Weights(), NOW, len(cands), None)
+    ranked = rank_from_scratch(cands, query, mode, EMB, NOW, len(cands))
     return [(s.memory.id, s.score) for s in ranked]
 
 
