@@ -25,7 +25,14 @@ from langgraph.store.memory import _compare_values
 from branchmem import InvalidInput, Store
 from branchmem.integrations.langgraph import BranchmemSaver, BranchmemStore
 from branchmem.integrations.langgraph import _keys as k
-from branchmem.integrations.langgraph._heads import MARK, SHARED, Writes, derive, read_view
+from branchmem.integrations.langgraph._heads import (
+    MARK,
+    SHARED,
+    Writes,
+    derive,
+    ident_of,
+    read_view,
+)
 from branchmem.integrations.langgraph._longterm import LongTerm
 from branchmem.integrations.langgraph.store import _View
 from branchmem.model import RETRACTION
@@ -374,7 +381,7 @@ def test_kept_view_equals_a_view_read_at_every_head(steps: list[Any]) -> None:
         _check_searches(mem, lt, kept)
         for t in THREADS:  # a run at any checkpoint of any thread: the scope chain
             for anchor in checkpoints[t][pick % 3 :: 3]:
-                view = _View(read_view(mem, "default", anchor), lt, t)
+                view = _View(read_view(mem, "default", anchor), lt, t, mem, "default")
                 others = {u: a for u, a in heads.items() if u != t}
                 want = _naive_chain(mem, anchor, others)
                 got = {i: m.id for i in want.keys() | _idents(kept) if (m := view.get(i))}
@@ -390,7 +397,8 @@ def _check_searches(mem: Store, lt: LongTerm, kept: dict[Any, str]) -> None:
     for filt in FILTERS:
         for prefix in [("ns",), ("ns", "deep")]:
             op = SearchOp(prefix, filt, limit=10)
-            got = [(i.namespace, i.key) for i in ours._search(op, _View(None, lt, None), None)]
+            page = ours._search(op, _View(None, lt, None, mem, "default"), None)
+            got = [ident_of(m) for m, _ in page]
             items = [(i, recs[rid]) for i, rid in kept.items() if i[0][: len(prefix)] == prefix]
             low: dict[Any, float] = {}
             for (space, _), m in items:

@@ -7,7 +7,10 @@ namespace prefix, filters (``$eq $ne $gt $gte $lt $lte``, nested values),
 limit/offset, ``list_namespaces`` with prefix/suffix/wildcards/``max_depth``,
 an index config with a callable ``embed`` and ``fields`` (``"a.b"``,
 ``"arr[*].f"``), per-put ``index=False`` or a list of fields,
-`SearchItem.score`, TTL, and the async versions. Gating by lineage, the point
+`SearchItem.score`, TTL (expiry, and its refresh by a read with
+``refresh_ttl``, on a controlled clock: InMemoryStore has no TTL, so these
+cases check `BranchmemStore` alone against what `BaseStore` documents), and
+the async versions. Gating by lineage, the point
 of `BranchmemStore`, is tested elsewhere (test_langgraph_longterm.py). Also a
 differential property: random operations give the same answers on both.
 """
@@ -58,27 +61,30 @@ def embed(texts: list[str]) -> list[list[float]]:
 Factory = Callable[..., BaseStore]
 
 
-def _open(backend: str, tmp: Path, opened: list[Store]) -> Store:
+def _open(
+    backend: str, tmp: Path, opened: list[Store], clock: Callable[[], float] = time.time
+) -> Store:
     if backend == "memory":
-        s = Store()
+        s = Store(clock=clock)
     elif backend == "postgres":
-        s = Store(backend=open_backend(Tracer()))
+        s = Store(backend=open_backend(Tracer()), clock=clock)
     else:
-        s = Store(tmp / f"store{len(opened)}.db")
+        s = Store(tmp / f"store{len(opened)}.db", clock=clock)
     opened.append(s)
     return s
 
 
 @pytest.fixture(params=KINDS)
 def make(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Factory]:
-    """A factory of empty stores of one kind: ``make(index=...)``."""
+    """A factory of empty stores of one kind: ``make(index=...)``; ``clock=``
+    is the branchmem `Store`'s (InMemoryStore has no times to control)."""
     kind = str(request.param)
     opened: list[Store] = []
 
-    def factory(**kw: Any) -> BaseStore:
+    def factory(clock: Callable[[], float] = time.time, **kw: Any) -> BaseStore:
         if kind == "in_memory_store":
             return InMemoryStore(**kw)
-        return BranchmemStore(_open(kind.split("_")[1], tmp_path, opened), **kw)
+        return BranchmemStore(_open(kind.split("_")[1], tmp_path, opened, clock), **kw)
 
     yield factory
     for s in opened:
@@ -302,6 +308,116 @@ def test_default_ttl_from_the_ttl_config(make: Factory) -> None:
     assert store.get(("t",), "k") is not None
     time.sleep(0.25)
     assert store.get(("t",), "k") is None
+
+
+class Clock:
+    """A clock the test moves by hand (minutes, as TTLs count)."""
+
+    def __init__(self) -> None:
+        self.t = 1_700_000_000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+    def minutes(self, n: float) -> None:
+        self.t += n * 60.0
+
+
+def _ttl_store(make: Factory, clock: Clock, **kw: Any) -> BaseStore | None:
+    """A store on ``clock`` (``None`` for InMemoryStore, which has no TTL)."""
+    try:
+        store = make(clock=clock, **kw)
+    except TypeError:  # InMemoryStore takes no ttl config
+        return None
+    if not store.supports_ttl:
+        assert isinstance(store, InMemoryStore)
+        return None
+    return store
+
+
+def test_a_get_refreshes_the_ttl_unless_told_not_to(make: Factory) -> None:
+    clock = Clock()
+    if (store := _ttl_store(make, clock)) is None:
+        return
+    store.put(("t",), "a", {"v": 1}, ttl=1)
+    store.put(("t",), "b", {"v": 2}, ttl=1)
+    store.put(("t",), "c", {"v": 3})
+    clock.minutes(0.75)
+    assert store.get(("t",), "a") is not None  # refresh_ttl=None: refresh_on_read, True
+    assert store.get(("t",), "b", refresh_ttl=False) is not None
+    clock.minutes(0.5)  # 1.25: b's minute is over, a's runs from 0.75
+    assert store.get(("t",), "b") is None
+    assert _keys(store.search(("t",), refresh_ttl=False)) == ["a", "c"]
+    clock.minutes(0.55)  # 1.8: a read at 0.75 was its last refresh
+    assert store.get(("t",), "a") is None
+    assert _keys(store.search(("t",))) == ["c"]  # an item without a ttl never expires
+
+
+def test_a_search_refreshes_the_items_it_returns(make: Factory) -> None:
+    clock = Clock()
+    if (store := _ttl_store(make, clock)) is None:
+        return
+    for key in ["x1", "x2", "x3"]:
+        store.put(("t",), key, {"k": key}, ttl=1)
+    clock.minutes(0.75)
+    assert _keys(store.search(("t",), limit=2)) == ["x1", "x2"]  # (x3 not returned)
+    assert _keys(store.search(("t",), filter={"k": "x3"}, refresh_ttl=False)) == ["x3"]
+    clock.minutes(0.5)
+    assert _keys(store.search(("t",), refresh_ttl=False)) == ["x1", "x2"]
+    assert store.list_namespaces() == [("t",)]
+    clock.minutes(1.0)  # 2.25: nothing refreshed since 0.75
+    assert store.search(("t",)) == [] and store.list_namespaces() == []
+
+
+def test_refresh_on_read_false_makes_refresh_opt_in(make: Factory) -> None:
+    clock = Clock()
+    store = _ttl_store(make, clock, ttl={"refresh_on_read": False, "default_ttl": 1})
+    if store is None:
+        return
+    store.put(("t",), "a", {"v": 1})  # default_ttl
+    store.put(("t",), "b", {"v": 2})
+    store.put(("t",), "c", {"v": 3}, ttl=None)  # an explicit None: no ttl
+    clock.minutes(0.75)
+    assert store.get(("t",), "a") is not None  # no refresh by default
+    assert store.get(("t",), "b", refresh_ttl=True) is not None
+    clock.minutes(0.5)
+    assert store.get(("t",), "a") is None
+    assert store.get(("t",), "b") is not None
+    assert store.batch([GetOp(("t",), "b", refresh_ttl=False)])[0] is not None
+    clock.minutes(60)
+    assert _keys(store.search(("t",))) == ["c"]
+
+
+def test_an_expired_item_stays_expired(make: Factory) -> None:
+    clock = Clock()
+    if (store := _ttl_store(make, clock)) is None:
+        return
+    store.put(("t",), "a", {"v": 1}, ttl=1)
+    clock.minutes(1.5)
+    for _ in range(2):  # reads that would refresh it, were it there
+        assert store.get(("t",), "a", refresh_ttl=True) is None
+        assert store.search(("t",), refresh_ttl=True) == []
+    clock.minutes(0.1)
+    assert store.get(("t",), "a") is None and store.list_namespaces() == []
+    store.put(("t",), "a", {"v": 2}, ttl=1)  # a put makes a new item, with a new ttl
+    assert store.get(("t",), "a").value == {"v": 2}  # type: ignore[union-attr]
+
+
+def test_a_put_restarts_the_ttl_or_drops_it(make: Factory) -> None:
+    clock = Clock()
+    if (store := _ttl_store(make, clock)) is None:
+        return
+    store.put(("t",), "a", {"v": 1}, ttl=1)
+    store.put(("t",), "b", {"v": 1}, ttl=1)
+    clock.minutes(0.75)
+    store.put(("t",), "a", {"v": 2}, ttl=1)
+    store.put(("t",), "b", {"v": 2})  # no ttl now
+    clock.minutes(0.5)
+    assert store.get(("t",), "a", refresh_ttl=False).value == {"v": 2}  # type: ignore[union-attr]
+    clock.minutes(0.5)
+    assert store.get(("t",), "a") is None
+    clock.minutes(600)
+    assert store.get(("t",), "b").value == {"v": 2}  # type: ignore[union-attr]
 
 
 # ------------------------------------------------------------------ async

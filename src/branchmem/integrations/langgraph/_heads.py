@@ -106,10 +106,6 @@ def ident_of(m: Memory) -> Ident:
     return (tuple(data["namespace"]), data["key"])
 
 
-def live(m: Memory, now: float) -> bool:
-    return m.expires_at is None or m.expires_at > now
-
-
 def indexable(v: Any) -> bool:
     """Is ``v`` a filter value (or a value's field) that `LongTerm.eq` keys
     on: a scalar whose equality is the dict's (``nan`` equals nothing). Not

@@ -2,9 +2,9 @@
 do not depend on where a read is anchored.
 
 An item is a record whose meta holds ``{MARK: {"namespace", "key", "value",
-"created_at", "updated_at", "index"}}``; ``index`` is the put's ``index``
-argument (``None``: the store's fields), so a search knows which texts of the
-value to embed.
+"created_at", "updated_at", "index"}}``, and ``"ttl"`` (minutes) for an item
+put with one (`_ttl`); ``index`` is the put's ``index`` argument (``None``:
+the store's fields), so a search knows which texts of the value to embed.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from langgraph.store.base import (
     PutOp,
     SearchItem,
     SearchOp,
-    TTLConfig,
     get_text_at_path,
 )
 from langgraph.store.memory import _compare_values, _does_match
@@ -33,6 +32,7 @@ from ...redact.scrub import Scrub
 from ...retrieval.tokenize import bigram_tokens
 from ...validate import MAX_DEPTH, check_int, check_json, show
 from ._heads import MARK, Ident, ident_of
+from ._ttl import check_ttl
 
 
 def item_key(namespace: tuple[str, ...], key: str = "") -> str:
@@ -72,6 +72,7 @@ def check_value(op: PutOp) -> None:
         not isinstance(op.index, (list, tuple)) or not all(isinstance(f, str) for f in op.index)
     ):
         raise InvalidInput(f"index must be False, None or a list of field paths, got {op.index!r}")
+    check_ttl(op.ttl, what)
 
 
 def check_page(op: SearchOp | ListNamespacesOp) -> None:
@@ -79,13 +80,6 @@ def check_page(op: SearchOp | ListNamespacesOp) -> None:
     check_int(op.limit, "limit")
     if isinstance(op, ListNamespacesOp) and op.max_depth is not None:
         check_int(op.max_depth, "max_depth")
-
-
-def expiry(ttl: Any, config: TTLConfig | None, now: float) -> float | None:
-    minutes = ttl if isinstance(ttl, (int, float)) and not isinstance(ttl, bool) else None
-    if minutes is None and config:
-        minutes = config.get("default_ttl")
-    return None if minutes is None else now + float(minutes) * 60.0
 
 
 def to_item(rec: Memory, score: float | None = None, *, search: bool = False) -> Item:
@@ -199,13 +193,14 @@ def cosine(q: list[float], v: list[float]) -> float:
 
 def rank(
     op: SearchOp, cands: list[Memory], embed: Embed | None, fields: Sequence[str]
-) -> list[SearchItem]:
-    """One page of a search's candidates (already in write order): by the best
-    cosine of an item's vectors with an index (items without vectors after,
-    score ``None``), by the share of the query's keywords it holds without one."""
+) -> list[tuple[Memory, float | None]]:
+    """One page of a search's candidates (already in write order), with their
+    scores: by the best cosine of an item's vectors with an index (items
+    without vectors after, score ``None``), by the share of the query's
+    keywords it holds without one."""
     lo, hi = op.offset, op.offset + op.limit
     if not op.query or not cands:
-        return [to_item(m, search=True) for m in cands[lo:hi]]  # type: ignore[misc]
+        return [(m, None) for m in cands[lo:hi]]
     if embed is None:
         want = set(bigram_tokens(op.query))
 
@@ -217,14 +212,14 @@ def rank(
         hits = [(overlap(m), i, m) for i, m in enumerate(cands)]
         hits.sort(key=lambda h: (-h[0], h[1]))
         n = max(len(want), 1)  # the share of the query's tokens an item holds
-        return [to_item(m, s / n, search=True) for s, _, m in hits[lo:hi]]  # type: ignore[misc]
+        return [(m, s / n) for s, _, m in hits[lo:hi]]
     q = embed.query(op.query)
     vecs = embed.vectors(cands, fields)
     scored = [
         (max(cosine(q, v) for v in vecs[m.id]), i, m) for i, m in enumerate(cands) if vecs[m.id]
     ]
     scored.sort(key=lambda h: (-h[0], h[1]))
-    page: list[tuple[float | None, Memory]] = [(s, m) for s, _, m in scored[lo:hi]]
+    page: list[tuple[Memory, float | None]] = [(m, s) for s, _, m in scored[lo:hi]]
     if len(page) < op.limit:
-        page += [(None, m) for m in cands if not vecs[m.id]][: op.limit - len(page)]
-    return [to_item(m, s, search=True) for s, m in page]  # type: ignore[misc]
+        page += [(m, None) for m in cands if not vecs[m.id]][: op.limit - len(page)]
+    return page

@@ -35,7 +35,6 @@ from __future__ import annotations
 import heapq
 import json
 import math
-import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -48,7 +47,6 @@ from langgraph.store.base import (
     Op,
     PutOp,
     Result,
-    SearchItem,
     SearchOp,
     TTLConfig,
     validate_op_namespace,
@@ -61,6 +59,7 @@ from ...redact.scrub import Scrub
 from ...store import Store
 from . import _items as it
 from . import _keys as k
+from . import _ttl
 from ._heads import SHARED, Ident
 from ._items import item_key
 from ._state import check_thread
@@ -83,8 +82,13 @@ class BranchmemStore(BaseStore):
     ``"provider:model"``, or a branchmem embedder (or its name, ``"hashing"``);
     ``fields`` (default ``["$"]``, the whole value) are paths such as ``"a.b"``
     or ``"arr[*].f"``. Without ``index``, a query ranks by keywords.
-    ``ttl`` (`TTLConfig`) sets ``default_ttl`` in minutes; reads do not
-    refresh a TTL (records are immutable). ``namespace`` is the branchmem
+    ``ttl`` (`TTLConfig`) sets ``default_ttl`` in minutes and
+    ``refresh_on_read`` (default ``True``): an item put with a ttl expires that
+    many minutes after its put or its last ``get``/``search`` with
+    ``refresh_ttl`` (a refreshing read records a use of the items it returns
+    that have a ttl, `Store.touch`; the record itself never changes); an expired
+    item is hidden at once, and no read brings it back. Times follow the
+    `Store`'s ``clock``. ``namespace`` is the branchmem
     namespace, the same as the `BranchmemSaver`'s. ``wait_s`` bounds how long
     a task waits for its checkpoint to be saved.
 
@@ -252,12 +256,18 @@ class BranchmemStore(BaseStore):
         )
         results: list[Result] = []
         puts: dict[Ident, PutOp] = {}
+        refresh: list[str] = []  # the records of the items read that a refresh renews
         for op in ops:
             if isinstance(op, GetOp):
                 rec = view.get((tuple(op.namespace), it.stored_key(op.key, scrub)))
                 results.append(None if rec is None else it.to_item(rec))
+                if rec is not None and op.refresh_ttl and "ttl" in rec.meta[it.MARK]:  # type: ignore[index]
+                    refresh.append(rec.id)
             elif isinstance(op, SearchOp):
-                results.append(self._search(op, view, scrub))
+                page = self._search(op, view, scrub)
+                results.append([it.to_item(m, s, search=True) for m, s in page])
+                if op.refresh_ttl:
+                    refresh += [m.id for m, _ in page if "ttl" in m.meta[it.MARK]]  # type: ignore[index]
             elif isinstance(op, ListNamespacesOp):
                 results.append(it.namespaces(op, view.spaces()))
             elif isinstance(op, PutOp):
@@ -265,6 +275,8 @@ class BranchmemStore(BaseStore):
                 results.append(None)
             else:
                 raise InvalidInput(f"unknown store operation {type(op).__name__}")
+        if refresh:  # (as of the batch's time, at which these were read unexpired)
+            _ttl.refresh(self.store, self.namespace, refresh, view.now)
         if puts:
             # Inside a run, synced by the step's checkpoint (`one_transaction`).
             in_run = self._anchor is None and anchor is not None
@@ -275,7 +287,7 @@ class BranchmemStore(BaseStore):
             with one_transaction(self.store, synced=not in_run):
                 if anchor is not None and anchor not in self._linked:
                     self._link(anchor)
-                source, added, hid = self._apply(anchor, puts, olds)
+                source, added, hid = self._apply(anchor, puts, olds, view.now)
             # once committed:
             if k.task_parent(source) is not None:  # the saver derives the next head from it
                 task_wrote(self.store, source, added, hid)
@@ -294,15 +306,18 @@ class BranchmemStore(BaseStore):
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         return self.batch(ops)
 
-    def _search(self, op: SearchOp, view: _View, scrub: Scrub | None) -> list[SearchItem]:
+    def _search(
+        self, op: SearchOp, view: _View, scrub: Scrub | None
+    ) -> list[tuple[Memory, float | None]]:
         # compared with values as stored: redacted
         filt = op.filter if scrub is None or not op.filter else scrub.value(dict(op.filter))
         # In InMemoryStore's order: by namespace (oldest first put among its
         # items), then by each key's first put.
         first: dict[tuple[str, ...], float] = {}
         cands: list[tuple[float, int, tuple[str, ...], Memory]] = []
+        late: list[tuple[float, int, tuple[str, ...], Memory]] = []  # expiry to look up
         conds = list(filt.items()) if filt else []
-        mark, now = it.MARK, view.now
+        mark, live = it.MARK, view.live
         prefix = tuple(op.namespace_prefix)
         if conds and view.own is None and view.lt is not None:  # bare: the kept index
             with view.lt.lock:
@@ -313,12 +328,15 @@ class BranchmemStore(BaseStore):
                 for ns, recs in found:
                     for m in recs:
                         d = m.meta[mark]  # type: ignore[index]
-                        if m.expires_at is not None and m.expires_at <= now:
-                            continue
+                        to = cands  # (inline: an item without a ttl has not expired)
+                        if m.expires_at is not None or "ttl" in d:
+                            if (ok := live(m)) is False:
+                                continue
+                            to = cands if ok else late
                         value = d["value"]
                         if all(_compare_values(value.get(key), want) for key, want in conds):
-                            cands.append((d["created_at"], m.seq, ns, m))
-                return self._page(op, cands, first)
+                            to.append((d["created_at"], m.seq, ns, m))
+                return self._page(op, view, cands, late, first)
         for ns, recs in view.groups(prefix):
             low = math.inf
             for m in recs:
@@ -326,23 +344,31 @@ class BranchmemStore(BaseStore):
                 c = d["created_at"]
                 if c < low:
                     low = c
-                if m.expires_at is not None and m.expires_at <= now:
-                    continue
+                to = cands  # (inline: an item without a ttl has not expired)
+                if m.expires_at is not None or "ttl" in d:
+                    if (ok := live(m)) is False:
+                        continue
+                    to = cands if ok else late
                 if conds:
                     value = d["value"]
                     if not all(_compare_values(value.get(key), want) for key, want in conds):
                         continue
-                cands.append((c, m.seq, ns, m))
+                to.append((c, m.seq, ns, m))
             if low < first.get(ns, math.inf):
                 first[ns] = low
-        return self._page(op, cands, first)
+        return self._page(op, view, cands, late, first)
 
     def _page(
         self,
         op: SearchOp,
+        view: _View,
         cands: list[tuple[float, int, tuple[str, ...], Memory]],
+        late: list[tuple[float, int, tuple[str, ...], Memory]],
         first: dict[tuple[str, ...], float],
-    ) -> list[SearchItem]:
+    ) -> list[tuple[Memory, float | None]]:
+        if late:  # ttl items past their first ttl: alive if read since
+            view.settle(x[3] for x in late)
+            cands += [x for x in late if view.live(x[3])]
         n = op.offset + op.limit if not op.query else len(cands)
         best = heapq.nsmallest(n, cands, key=lambda x: (first[x[2]], x[0], x[1]))
         return it.rank(op, [x[3] for x in best], self._embed if op.query else None, self._fields)
@@ -367,17 +393,20 @@ class BranchmemStore(BaseStore):
 
     # ------------------------------------------------------------------ writes
     def _apply(
-        self, anchor: str | None, puts: dict[Ident, PutOp], olds: dict[Ident, Memory | None]
+        self,
+        anchor: str | None,
+        puts: dict[Ident, PutOp],
+        olds: dict[Ident, Memory | None],
+        now: float,
     ) -> tuple[str, list[Memory], list[str]]:
-        """Write ``puts`` from ``anchor`` (``None``: the shared event); the anchor
-        written from, the records added and the ids retracted."""
+        """Write ``puts`` from ``anchor`` (``None``: the shared event) at ``now``;
+        the anchor written from, the records added and the ids retracted."""
         s, ns = self.store, self.namespace
         if anchor is None:  # a bare write on a shared store
             anchor = k.SHARED_EVENT
             if not self._shared_ready:
                 s.add_event(anchor, role="note", namespace=ns)
                 self._shared_ready = True
-        now = time.time()
         added: list[Memory] = []
         hid: list[str] = []
         for ident, op in puts.items():
@@ -393,11 +422,9 @@ class BranchmemStore(BaseStore):
             data = {"namespace": list(namespace), "key": key, "value": value,
                     "created_at": created, "updated_at": now,
                     "index": None if op.index is None else op.index}  # fmt: skip
-            fields: dict[str, Any] = {
-                "key": item_key(namespace, key),
-                "meta": {it.MARK: data},
-                "expires_at": it.expiry(op.ttl, self.ttl_config, now),
-            }
+            if op.ttl is not None:  # (kept in the item, not as the record's expiry: `_ttl`)
+                data["ttl"] = float(op.ttl)
+            fields: dict[str, Any] = {"key": item_key(namespace, key), "meta": {it.MARK: data}}
             text = "\n".join(it.index_texts(value, op.index, self._fields))
             if old is not None:
                 new = s.supersede(old.id, text, sources=[anchor], namespace=ns, **fields)
