@@ -467,3 +467,25 @@ def test_the_example_runs_on_every_backend(make_store: Callable[[], Store]) -> N
     theirs = InMemoryStore()
     leaked = ex.scenario(ex.build(InMemorySaver(), theirs), theirs)
     assert leaked["chat-3 after chat-1 was rewound"] == "茶"  # the peer keeps the abandoned fact
+
+
+def test_a_purge_reaches_the_kept_view_of_the_same_process(
+    make_store: Callable[[], Store],
+) -> None:
+    mem = make_store()
+    store = BranchmemStore(mem)
+    graph = _graph(mem, store)
+    graph.invoke({"fact": "喝茶"}, _cfg("t1"))
+    store.put(NS, "city", {"text": "杭州"})  # a bare put (long-term, outside any run)
+    assert _bare(store) == {"drink": "喝茶", "city": "杭州"}  # the view is kept now
+    assert graph.invoke({}, _cfg("t2"))["seen"] == {"drink": "喝茶", "city": "杭州"}
+    head = graph.get_state(_cfg("t1")).config["configurable"]["checkpoint_id"]
+    at_t1 = mem.memories(at=k.checkpoint_event("t1", "", head))
+    learned = [m.id for m in at_t1 if "喝茶" in m.content]
+    assert learned
+    mem.purge(memories=learned)
+    assert _bare(store) == {"city": "杭州"} and store.get(NS, "drink") is None
+    assert graph.invoke({}, _cfg("t3"))["seen"] == {"city": "杭州"}
+    assert graph.invoke({}, _cfg("t2"))["seen"] == {"city": "杭州"}
+    mem.purge(whole_namespace=True)
+    assert _bare(store) == {} and store.list_namespaces() == []

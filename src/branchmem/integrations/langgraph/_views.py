@@ -15,16 +15,41 @@ from ._longterm import LongTerm
 
 
 class _PerStore:
+    """What a process keeps for one `Store`. It is one of the engine's caches
+    (`Engine.attach`), so a purge through the store, or one another `Store`
+    made (the engine sees the erasure counter move), drops every kept view:
+    a purged item must not be served from memory."""
+
     def __init__(self) -> None:
         self.views: dict[str, LongTerm] = {}
         self.saved: dict[str, None] = {}  # recently saved checkpoint events, in order
         self.tasks: dict[str, Writes] = {}  # recent tasks' writes, by task event
         self.cond = threading.Condition()
+        self.erasures = 0  # purges seen (`clear`)
+        self.built: dict[str, int] = {}  # ns -> `erasures` when its view was last reset
+        self.spoiled: dict[str, None] = {}  # tasks whose kept writes a purge dropped
+
+    def clear(self) -> None:
+        """Something was erased. Called under the engine's lock, so it takes
+        none: it only counts, and each view is read again before its next use
+        (`view_of`), and not derived from until then (`view_at`, `head_moved`)."""
+        self.erasures += 1
+
+    def forget(self, ns: str, ids: list[str] | None, /) -> None:
+        """A purge through the store: a view's items come from several
+        namespaces (its own, its registry, one per thread), so every view goes."""
+        self.clear()
+
+    def current(self, ns: str) -> LongTerm | None:
+        """The view of ``ns`` if it is kept and nothing was erased since it was built."""
+        view = self.views.get(ns)
+        return view if view is not None and self.built.get(ns) == self.erasures else None
 
 
 _REGISTRY: weakref.WeakKeyDictionary[Store, _PerStore] = weakref.WeakKeyDictionary()
 _REGISTRY_LOCK = threading.Lock()
 _SAVED_KEPT = 4096
+_CACHE = "langgraph-views"
 
 
 def _per(store: Store) -> _PerStore:
@@ -32,7 +57,12 @@ def _per(store: Store) -> _PerStore:
         per = _REGISTRY.get(store)
         if per is None:
             per = _REGISTRY[store] = _PerStore()
-        return per
+            made = True
+        else:
+            made = False
+    if made:  # (outside the registry's lock: the engine's is taken inside it)
+        store._engine.attach(_CACHE, per)
+    return per
 
 
 def view_of(store: Store, ns: str) -> LongTerm:
@@ -42,6 +72,16 @@ def view_of(store: Store, ns: str) -> LongTerm:
         view = per.views.get(ns)
         if view is None:
             view = per.views[ns] = LongTerm(store, ns)
+            per.built[ns] = per.erasures
+    erasures = per.erasures
+    if per.built.get(ns) != erasures:  # a purge since: read every head again
+        view.reset()
+        with per.cond:  # tasks' kept writes may hold what was purged: never derive from them
+            per.spoiled.update(dict.fromkeys(per.tasks))
+            per.tasks.clear()
+            while len(per.spoiled) > _SAVED_KEPT:
+                del per.spoiled[next(iter(per.spoiled))]
+        per.built[ns] = erasures
     view.build()
     return view
 
@@ -56,7 +96,7 @@ def head_moved(
     """Called by the saver: ``thread``'s newest root checkpoint is ``anchor``,
     whose parents are ``parents``."""
     per = _REGISTRY.get(store)
-    view = per.views.get(ns) if per is not None else None
+    view = per.current(ns) if per is not None else None
     if view is not None:
         view.move(thread, anchor, parents, per.tasks if per is not None else {})
 
@@ -75,7 +115,7 @@ def view_at(store: Store, ns: str, thread: str, anchor: str, checkpoint: str) ->
     from ``thread``'s kept head where that head is ``checkpoint``, without a
     read; ``None`` where it cannot be told so."""
     per = _REGISTRY.get(store)
-    view = per.views.get(ns) if per is not None else None
+    view = per.current(ns) if per is not None else None
     if per is None or view is None or not view.built:
         return None
     with view.lock:
@@ -85,6 +125,8 @@ def view_at(store: Store, ns: str, thread: str, anchor: str, checkpoint: str) ->
         if anchor == checkpoint:
             return head
         with per.cond:
+            if anchor in per.spoiled:
+                return None
             writes = list(per.tasks.get(anchor, []))
         return derive(head, anchor, writes)
 
