@@ -127,3 +127,13 @@ def test_audit_since_and_text_form(db: Path, capsys: pytest.CaptureFixture[str])
     assert len(lines) == 1 and "add_memories" in lines[0]
     assert main(["audit", "--db", str(db), "--namespace", "bob"]) == 0
     assert "add_events: x1" in capsys.readouterr().out
+
+
+def test_audit_of_a_namespace_without_entries_says_so(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["audit", "--db", str(db), "--namespace", "nosuch"]) == 0
+    said = capsys.readouterr()
+    assert said.out == "" and "no audit entries in namespace 'nosuch'" in said.err
+    assert main(["audit", "--db", str(db), "--namespace", "nosuch", "--json"]) == 0
+    assert capsys.readouterr() == ("", "")  # JSON lines: nothing, and nothing else

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from typing import Any
 
@@ -109,6 +110,13 @@ def _checkpoint(args: argparse.Namespace) -> int:
 def _audit(args: argparse.Namespace) -> int:
     with Store(args.db, create=False) as store:
         entries = store.audit(args.namespace, since=args.since)
+    if not entries and not args.json:
+        since = f" at or after {args.since:g}" if args.since is not None else ""
+        print(
+            f"no audit entries in namespace {args.namespace!r}{since} "
+            "(is it the namespace you meant? --namespace names another)",
+            file=sys.stderr,
+        )
     for e in entries:
         if args.json:
             print(json.dumps(e.to_dict(), ensure_ascii=False))
