@@ -42,6 +42,7 @@ PGVECTOR_MODULES = {
     "test_pgvector.py",
     "test_search_properties.py",
     "test_vectors.py",
+    "test_stored_terms.py",
     "test_erasure.py",
     "test_search.py",
 }
@@ -134,6 +135,28 @@ def make_store(open_store: Callable[..., Store]) -> Callable[[], Store]:
 @pytest.fixture
 def store(make_store: Callable[[], Store]) -> Store:
     return make_store()
+
+
+@pytest.fixture
+def reopen(backend_name: str, tmp_path: Path) -> Iterator[Callable[[], Store]]:
+    """Each call: a new `Store` object over the same stored data (one file,
+    one PostgreSQL schema, one memory backend), as another process would open."""
+    shared = MemoryBackend()
+    pool = PGV_SCHEMAS if backend_name == "pgvector" else SCHEMAS
+    schema = pool.take() if backend_name in ("postgres", "pgvector") else ""
+
+    def make() -> Store:
+        if backend_name == "memory":
+            return Store(backend=shared)
+        if backend_name in ("postgres", "pgvector"):
+            from branchmem.backends.postgres import PostgresBackend
+
+            return Store(backend=PostgresBackend(pool.url, schema=schema))
+        return Store(tmp_path / "v.db")
+
+    yield make
+    if schema:
+        pool.give_back([schema])
 
 
 def fresh_sqlite_path() -> str:

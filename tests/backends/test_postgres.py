@@ -128,7 +128,31 @@ def test_a_version_7_store_gets_write_counters(schema: str) -> None:
         assert [m.id for m in store.memories(at="e1")] == ["m1"]
     with psycopg.connect(PG_URL, autocommit=True) as conn:
         got = conn.execute(f"SELECT version FROM {schema}.schema_version ORDER BY 1").fetchall()
-    assert [v for (v,) in got] == [7, 8] == [7, CURRENT]
+    assert [v for (v,) in got] == [7, 8, 9] == list(range(7, CURRENT + 1))
+
+
+def test_a_version_8_store_gets_a_terms_table(schema: str) -> None:
+    """Version 9 adds ``terms`` (each record's stored tokens): a store without
+    it upgrades, its first search stores tokens there, a purge deletes them."""
+    import psycopg
+
+    with _backend(schema) as store:
+        store.add_event("e1", content="x")
+        store.add_memory("fact", sources=["e1"], id="m1")
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f"DROP TABLE {schema}.terms")
+        conn.execute(f"DELETE FROM {schema}.schema_version")  # as version 8 made it
+        conn.execute(f"INSERT INTO {schema}.schema_version VALUES (8, 0)")
+    with _backend(schema) as store:
+        assert [h.memory.id for h in store.search("fact", at="e1")] == ["m1"]
+        with psycopg.connect(PG_URL, autocommit=True) as conn:
+            rows = conn.execute(f"SELECT tokenizer, id FROM {schema}.terms").fetchall()
+        assert rows == [("terms:bigram:1", "m1")]
+        store.purge(memories=["m1"])
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        got = conn.execute(f"SELECT version FROM {schema}.schema_version ORDER BY 1").fetchall()
+        left = conn.execute(f"SELECT count(*) FROM {schema}.terms").fetchone()
+    assert [v for (v,) in got] == [8, 9] == [8, CURRENT] and left == (0,)
 
 
 def test_the_namespace_check_catches_a_statement_without_one() -> None:

@@ -79,3 +79,26 @@ def test_a_newer_store_is_refused(tmp_path: Path) -> None:
     with pytest.raises(StorageError, match=r"schema version 99.*newer branchmem.*upgrade"):
         Store(path)
     assert _versions(path) == (str(CURRENT), [CURRENT, 99])
+
+
+def test_a_version_8_store_gets_a_terms_table(tmp_path: Path) -> None:
+    """Version 9 adds ``terms`` (each record's stored tokens), from the schema."""
+    path = tmp_path / "v8.db"
+    with Store(path) as store:
+        store.add_event("e1")
+        store.add_memory("fact", sources=["e1"], id="m1")
+    with sqlite3.connect(path) as db:
+        db.execute("DROP TABLE terms")
+        db.execute("DELETE FROM schema_version")  # as version 8 made it
+        db.execute("INSERT INTO schema_version VALUES (8, 0)")
+        db.execute("UPDATE store_info SET value = '8' WHERE key = 'schema'")
+    db.close()
+    with pytest.raises(StorageError, match=r"schema version 8.*upgrade it to version 9"):
+        Store(path, readonly=True)
+    with Store(path) as store:
+        assert [h.memory.id for h in store.search("fact", at="e1")] == ["m1"]
+    with sqlite3.connect(path) as db:
+        rows = db.execute("SELECT tokenizer, id FROM terms").fetchall()
+    db.close()
+    assert rows == [("terms:bigram:1", "m1")]
+    assert _versions(path) == (str(CURRENT), [8, 9])

@@ -74,7 +74,9 @@ EXPECTED: dict[str, list[tuple[str, int]]] = {
         (r"^  (memory|sqlite) +add_event: .* ms: \d+\.\d\dx$", 2),
     ],
     "first_search": [
-        (r"^first search, [\d,]+ visible, vectors stored: .* ratio [\d.]+-[\d.]+x \(goal", 1),
+        (r"^first search, [\d,]+ visible, vectors and tokens stored: .* [\d.]+-[\d.]+x \(goal", 1),
+        (r"^  the same, tokens made in process: .* ratio [\d.]+-[\d.]+x$", 1),
+        (r"^decoding stored tokens vs tokenizing: ratio [\d.]+-[\d.]+x$", 1),
         (r"^embedding [\d,]+ records vs .*: ratio [\d.]+-[\d.]+x \(goal", 1),
     ],
     "pg_writers": [],

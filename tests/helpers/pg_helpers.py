@@ -246,6 +246,8 @@ def open_backend(tracer: Tracer, schemas: SchemaPool | None = None) -> Any:
             again = copy.copy(self)
             again._pool = pool
             again._fresh_state()
+            if "_pgv_tables" in again.__dict__:  # the emptied registry names none now
+                again.__dict__["_pgv_tables"] = {}
             if len(pool_of.idle) < IDLE:
                 pool_of.idle.append(again)
             else:

@@ -21,12 +21,14 @@ def rank_from_scratch(
     now: float,
     k: int,
     boost: Sequence[float] | None = None,
+    tokenizer: str = "bigram",
 ) -> list[Scored]:
-    """BM25 over bigrams (unless ``mode`` is vector) and cosines of freshly
-    embedded texts (unless keyword), fused with the default weights."""
+    """BM25 over the tokenizer's tokens (bigrams by default; unless ``mode`` is
+    vector) and cosines of freshly embedded texts (unless keyword), fused with
+    the default weights."""
     if not cands:
         return []
-    tok = get_tokenizer("bigram")
+    tok = get_tokenizer(tokenizer)
     kw = vec = None
     if mode != "vector":
         stats = []

@@ -3,16 +3,11 @@ embedder, read back by other `Store` objects, deleted with the record."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
-
-import pytest
+from collections.abc import Callable, Sequence
 
 from branchmem import HashingEmbedder, Store
 from branchmem.backends.base import VectorStore
-from branchmem.backends.memory import MemoryBackend
 from branchmem.retrieval.embed import Vector
-from helpers.pg_helpers import PGV_SCHEMAS, SCHEMAS
 
 
 class Counting:
@@ -40,27 +35,6 @@ def fill(store: Store) -> None:
     store.add_events([{"id": "e1"}, {"id": "e2", "parent": "e1"}])
     for i, t in enumerate(TEXTS):
         store.add_memory(t, sources=["e2" if i % 2 else "e1"], id=f"m{i}")
-
-
-@pytest.fixture
-def reopen(backend_name: str, tmp_path: Path) -> Iterator[Callable[[], Store]]:
-    """Each call: a new `Store` object over the same stored data."""
-    shared = MemoryBackend()
-    pool = PGV_SCHEMAS if backend_name == "pgvector" else SCHEMAS
-    schema = pool.take() if backend_name in ("postgres", "pgvector") else ""
-
-    def make() -> Store:
-        if backend_name == "memory":
-            return Store(backend=shared)
-        if backend_name in ("postgres", "pgvector"):
-            from branchmem.backends.postgres import PostgresBackend
-
-            return Store(backend=PostgresBackend(pool.url, schema=schema))
-        return Store(tmp_path / "v.db")
-
-    yield make
-    if schema:
-        pool.give_back([schema])
 
 
 def ranking(store: Store, emb: Counting) -> list[tuple[str, float]]:

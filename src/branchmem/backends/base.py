@@ -365,6 +365,26 @@ class VectorStore(Protocol):
 
 
 @runtime_checkable
+class TermStore(Protocol):
+    """Optional (found with ``isinstance``): `VectorStore`'s twin for each
+    record's keyword tokens, keyed by (namespace, tokenizer key, record id),
+    the key naming the tokenizer and its version (`retrieval.terms`); apart
+    from the vectors, so no vector index sees them. Deleted with the record."""
+
+    def get_terms(
+        self, ns: str, tokenizer: str, ids: Iterable[str]
+    ) -> dict[str, tuple[str, bytes]]:
+        """``id -> (digest, encoded tokens)`` for the ids that have them."""
+        ...
+
+    def put_terms(self, ns: str, tokenizer: str, rows: list[tuple[str, str, bytes]]) -> None:
+        """Store ``(id, digest, encoded tokens)`` rows as `VectorStore.put_vectors` does."""
+        ...
+
+    def transaction(self) -> AbstractContextManager[None]: ...
+
+
+@runtime_checkable
 class CommitHooks(Protocol):
     """Optional (found with ``isinstance``): run something once the open write
     transaction has committed, when other connections can see what it wrote

@@ -31,6 +31,8 @@ from .memory_index import upto as _upto
 from .memory_index import warm as _warm
 from .memory_rows import StoredEvent, StoredRecord, compact_ids, stored_event, stored_record
 from .memory_tree import Kids, TreeReads, index_kids
+from .memory_vectors import Rows, VectorRows
+from .memory_vectors import forget as forget_vectors
 
 
 class _Space:
@@ -56,7 +58,8 @@ class _Space:
         self.life: dict[str, LifeRow] = {}
         self.timed = 0  # records with expires_at, valid_from or valid_to
         self.top = 0  # the highest record seq (seqs count within the namespace)
-        self.vectors: dict[str, dict[str, tuple[str, bytes]]] = {}  # embedder -> id -> vec
+        self.vectors: Rows = {}  # embedder -> id -> vec
+        self.terms: Rows = {}  # tokenizer key -> id -> tokens
         self.kids: Kids | None = None  # built by the first tree read (`memory_tree`)
 
 
@@ -68,7 +71,7 @@ def _row_of(r: StoredRecord, ns: str) -> RecordRow:
     return RecordRow(r.warm(ns), r.pos, r.extra)
 
 
-class MemoryBackend(TreeReads):
+class MemoryBackend(TreeReads, VectorRows):
     """Keeps everything in process memory; a lock makes it safe across threads.
 
     Writes are planned and checked before they reach a backend, so a write
@@ -393,8 +396,7 @@ class MemoryBackend(TreeReads):
         for rid in ids:
             row = sp.records.pop(rid, None)
             sp.life.pop(rid, None)
-            for vecs in sp.vectors.values():
-                vecs.pop(rid, None)
+            forget_vectors(sp, rid)
             if row is None:
                 continue
             if row.timed:
@@ -426,22 +428,6 @@ class MemoryBackend(TreeReads):
         # The name goes; the audit lines (ids and ops, never content) stay, detached.
         if sp is not None and sp.audit:
             self._detached.append(sp.audit)
-
-    # vectors ----------------------------------------------------------------
-    def get_vectors(
-        self, ns: str, embedder: str, ids: Iterable[str]
-    ) -> dict[str, tuple[str, bytes]]:
-        vecs = self._read(ns).vectors.get(embedder)
-        if not vecs:
-            return {}
-        return {i: v for i in ids if (v := vecs.get(i)) is not None}
-
-    def put_vectors(self, ns: str, embedder: str, rows: list[tuple[str, str, bytes]]) -> None:
-        sp = self._space(ns)
-        vecs = sp.vectors.setdefault(embedder, {})
-        for rid, digest, blob in rows:
-            if rid in sp.records:  # a record purged meanwhile gets no vector
-                vecs[rid] = (digest, blob)
 
     # audit ------------------------------------------------------------------
     def list_events(self, ns: str, offset: int, limit: int) -> list[EventRow]:

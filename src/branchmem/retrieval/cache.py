@@ -8,9 +8,11 @@ text they were made from: a vector is only ever compared with vectors the
 same embedder made, and an id written again after a purge, with other text,
 is never served stale.
 
-Backends that keep vectors (`VectorStore`: memory and SQLite) hold each
+Backends that keep vectors (`VectorStore`: every built-in one) hold each
 record's vector per embedder, written once and deleted with the record, so a
-new process reads vectors instead of embedding again.
+new process reads vectors instead of embedding again; those that keep tokens
+(`TermStore`, `retrieval.terms`) do the same for each record's keyword tokens
+per tokenizer and version.
 
 Erasure reaches the cache two ways: a purge through the same engine calls
 `RankCache.forget`, and `cache_for` has the engine check the store's
@@ -24,17 +26,19 @@ from __future__ import annotations
 import threading
 from array import array
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, cast
 
-from ..backends.base import VectorStore
+from ..backends.base import TermStore, VectorStore
 from ..engine import Engine, SupportsEngine, engine_of
 from ..errors import EmbeddingError, StorageError
 from ..model import Memory
+from . import terms as stored
 from .ann import NamespaceIndex
 from .embed import Embedder
 from .state import SearchStates
+from .terms import reading as _reading
 from .tokenize import Tokenizer
 from .vectors import TermStats, digest, unit_vector, unit_vectors
 
@@ -92,29 +96,54 @@ class RankCache:
             self.epoch += 1
 
     def term_stats(
-        self, tokenizer: Tokenizer, mems: Sequence[Memory], epoch: int | None = None
+        self,
+        tokenizer: Tokenizer,
+        mems: Sequence[Memory],
+        epoch: int | None = None,
+        backend: object = None,
     ) -> list[TermStats]:
-        """Term frequencies of each record, tokenizing only those not seen before
-        (and keeping them unless `epoch` is given and has moved)."""
+        """Term frequencies of each record, tokenizing only those not seen before.
+
+        With a ``backend`` that keeps tokens (`TermStore`) and a tokenizer that
+        names its version (`terms.store_key`), tokens are read from it first
+        (one read per namespace) and the ones made here are written to it, so
+        each record is tokenized once per tokenizer, not once per process.
+        What is new is kept in process unless `epoch` is given and has moved.
+        """
         with self._lock:
             table = self.terms.setdefault(tokenizer.name, {})
-        out: list[TermStats] = []
+        out: list[TermStats | None] = []
+        missing: list[Memory] = []
         for m in mems:
-            key = (m.namespace, m.id)
-            hit = table.get(key)
+            hit = table.get((m.namespace, m.id))
             if hit is not None and hit[0] == m.content:
                 out.append(hit[1])
-                continue
+            else:
+                out.append(None)
+                missing.append(m)
+        if not missing:
+            return cast(list[TermStats], out)
+        key = stored.store_key(tokenizer)
+        store = backend if key is not None and isinstance(backend, TermStore) else None
+        fresh: stored.Table = {}
+        if store is not None and key is not None:
+            missing = stored.load(store, key, missing, fresh)
+        made: list[tuple[Memory, bytes]] = []
+        for m in missing:
             toks = tokenizer(m.content)
-            tf: dict[str, int] = {}
-            for t in toks:
-                tf[t] = tf.get(t, 0) + 1
-            st = (tf, len(toks))
-            with self._lock:
-                if epoch is None or epoch == self.epoch:
-                    table[key] = (m.content, st)
-            out.append(st)
-        return out
+            fresh[(m.namespace, m.id)] = (m.content, stored.stats_of(toks))
+            blob = stored.encode(toks) if store is not None else None
+            if blob is not None:
+                made.append((m, blob))
+        if store is not None and key is not None and made:
+            stored.save(store, key, made)
+        with self._lock:
+            if epoch is None or epoch == self.epoch:
+                table.update(fresh)
+        return [
+            st if st is not None else fresh[(m.namespace, m.id)][1]
+            for st, m in zip(out, mems, strict=True)
+        ]
 
     def query_vector(self, embedder: Embedder, query: str) -> array[float]:
         """The unit vector of ``query``, embedded once per embedder (the last
@@ -281,12 +310,6 @@ def _load(
             vec.frombytes(hit[1])
             table[(m.namespace, m.id)] = (m.content, vec)
     return rest
-
-
-def _reading(store: object) -> Any:
-    """The backend's read view, or nothing for an object without one."""
-    reading = getattr(store, "reading", None)
-    return reading() if reading is not None else nullcontext()
 
 
 def _save(

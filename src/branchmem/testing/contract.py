@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from .batches import bad_input_is_refused_alike, batches_are_all_or_none
 from .gate_checks import answers_do_not_depend_on_arrival_order, gate_matches_reference
 from .harness import MakeBackend, RawState, Stores
+from .stored_checks import stored_vectors_and_terms_follow_their_records
 from .tree_checks import tree_reads_match_reference
 
 
@@ -79,6 +80,7 @@ CHECKS: tuple[Check, ...] = tuple(
         bad_input_is_refused_alike,
         generation_tracks_writes_and_erasures,
         tree_reads_match_reference,
+        stored_vectors_and_terms_follow_their_records,
     )
 )
 """Every check, in the order `check_backend` runs them."""

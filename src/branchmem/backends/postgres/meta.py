@@ -191,6 +191,7 @@ class PgMeta(PgRows):
         self._erased()
         for table, col in (
             ("records", "id"), ("life", "id"), ("record_waits", "record"), ("vectors", "id"),
+            ("terms", "id"),
         ):  # fmt: skip
             self._delete(table, col, ns, ids)
 
@@ -206,7 +207,7 @@ class PgMeta(PgRows):
         self._erased()
         for table in (
             "events", "waits", "segments", "records", "record_waits", "branches",
-            "head_moves", "snapshots", "life", "vectors",
+            "head_moves", "snapshots", "life", "vectors", "terms",
         ):  # fmt: skip
             self._q(f"DELETE FROM {table} WHERE ns = %(ns)s", {"ns": ns}, defer=True)
         # The name (often a user id or an email) goes from the audit lines too:
@@ -223,30 +224,47 @@ class PgMeta(PgRows):
             )  # fmt: skip
             self._q("DELETE FROM audit WHERE ns = %(ns)s", {"ns": ns}, defer=True)
 
-    # vectors ------------------------------------------------------------------
+    # vectors and tokens ---------------------------------------------------------
     def get_vectors(
         self, ns: str, embedder: str, ids: Iterable[str]
+    ) -> dict[str, tuple[str, bytes]]:
+        return self._blobs("SELECT id, digest, vec FROM vectors WHERE ns = %(ns)s "
+                           "AND embedder = %(e)s", ns, embedder, ids)  # fmt: skip
+
+    def put_vectors(self, ns: str, embedder: str, rows: list[tuple[str, str, bytes]]) -> None:
+        self._put_blobs("vectors", "embedder", "vec", ns, embedder, rows)
+
+    def get_terms(
+        self, ns: str, tokenizer: str, ids: Iterable[str]
+    ) -> dict[str, tuple[str, bytes]]:
+        return self._blobs("SELECT id, digest, toks FROM terms WHERE ns = %(ns)s "
+                           "AND tokenizer = %(e)s", ns, tokenizer, ids)  # fmt: skip
+
+    def put_terms(self, ns: str, tokenizer: str, rows: list[tuple[str, str, bytes]]) -> None:
+        self._put_blobs("terms", "tokenizer", "toks", ns, tokenizer, rows)
+
+    def _blobs(
+        self, select: str, ns: str, key: str, ids: Iterable[str]
     ) -> dict[str, tuple[str, bytes]]:
         want = list(ids)
         if not want:
             return {}
-        sql = (
-            "SELECT id, digest, vec FROM vectors WHERE ns = %(ns)s AND embedder = %(e)s "
-            f"AND id = {IDS}"
-        )
-        rows = self._q(sql, {"ns": ns, "e": embedder, "ids": SEP.join(want)})
-        return {rid: (digest, bytes(vec)) for rid, digest, vec in rows}
+        rows = self._q(f"{select} AND id = {IDS}", {"ns": ns, "e": key, "ids": SEP.join(want)})
+        return {rid: (digest, bytes(blob)) for rid, digest, blob in rows}
 
-    def put_vectors(self, ns: str, embedder: str, rows: list[tuple[str, str, bytes]]) -> None:
-        # Only for records still stored: a record purged meanwhile gets no vector.
+    def _put_blobs(
+        self, table: str, key_col: str, col: str, ns: str, key: str,
+        rows: list[tuple[str, str, bytes]],
+    ) -> None:  # fmt: skip
+        # Only for records still stored: a record purged meanwhile gets none.
         # (Under the namespace's lock, none is purged between this look and the insert.)
         if rows:
             stored = {r[0] for r in self._by_key("id", "records", "id", ns, [r[0] for r in rows])}
             self._insert(
-                "vectors", "embedder, id, digest, vec", "text, text, text, bytea", ns,
-                [(embedder, *r) for r in rows if r[0] in stored],
-                " ON CONFLICT (ns, embedder, id) DO UPDATE SET digest = excluded.digest, "
-                "vec = excluded.vec",
+                table, f"{key_col}, id, digest, {col}", "text, text, text, bytea", ns,
+                [(key, *r) for r in rows if r[0] in stored],
+                f" ON CONFLICT (ns, {key_col}, id) DO UPDATE SET digest = excluded.digest, "
+                f"{col} = excluded.{col}",
             )  # fmt: skip
 
     # audit --------------------------------------------------------------------

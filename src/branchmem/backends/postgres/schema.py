@@ -116,6 +116,16 @@ NS_COUNTERS = [
 ]
 TABLES += ";\n" + ";\n".join(NS_COUNTERS)
 
+# Version 9 adds each record's keyword tokens per tokenizer and version
+# (`retrieval.terms`), apart from ``vectors``: no pgvector table may see them.
+TERMS = [
+    """CREATE TABLE IF NOT EXISTS terms (
+    ns text NOT NULL, tokenizer text NOT NULL, id text NOT NULL, digest text NOT NULL,
+    toks bytea NOT NULL, PRIMARY KEY (ns, tokenizer, id)
+)"""
+]
+TABLES += ";\n" + ";\n".join(TERMS)
+
 # Statements that bring a store from the version before to the key's version
 # (version 3 is the first PostgreSQL schema).
 # Version 6 numbers events in arrival order (for children and siblings, in
@@ -126,6 +136,7 @@ STEPS: dict[int, list[str]] = {
     6: ARRIVAL,
     7: VECTOR_TABLES,
     8: NS_COUNTERS,
+    9: TERMS,
 }
 
 # On a distributed PostgreSQL (Citus): every table with namespaced rows is
@@ -138,7 +149,7 @@ STEPS: dict[int, list[str]] = {
 # ``ns`` beside ``vectors`` when made (`vector_citus_statement`).
 DISTRIBUTED = (
     "events", "waits", "segments", "records", "record_waits", "branches", "head_moves",
-    "snapshots", "audit", "life", "vectors", "ns_counters",
+    "snapshots", "audit", "life", "vectors", "ns_counters", "terms",
 )  # fmt: skip
 REFERENCE = ("counters", "vector_tables")
 

@@ -1,5 +1,5 @@
 """SQLite tables around the graph: branches, head moves, snapshots, the
-lifecycle, erasure, vectors, listing and the audit log."""
+lifecycle, erasure, vectors and tokens, listing and the audit log."""
 
 from __future__ import annotations
 
@@ -201,6 +201,7 @@ class MetaTables(SQLiteParts):
         self._top.pop(nid, None)
         for table, col in (
             ("records", "id"), ("life", "id"), ("record_waits", "record"), ("vectors", "id"),
+            ("terms", "id"),
         ):  # fmt: skip
             self._db.executemany(
                 f"DELETE FROM {table} WHERE ns=? AND {col}=?", ((nid, i) for i in ids)
@@ -220,7 +221,7 @@ class MetaTables(SQLiteParts):
         self._mark_erasure()
         for table in (
             "events", "waits", "segments", "records", "record_waits", "branches",
-            "head_moves", "snapshots", "life", "vectors",
+            "head_moves", "snapshots", "life", "vectors", "terms",
         ):  # fmt: skip
             self._db.execute(f"DELETE FROM {table} WHERE ns=?", (nid,))
         # The name (often a user id or an email) goes; the number stays, never
@@ -230,30 +231,45 @@ class MetaTables(SQLiteParts):
         self._seg_cache = {k: v for k, v in self._seg_cache.items() if k[0] != nid}
         self._top.pop(nid, None)
 
-    # vectors ------------------------------------------------------------------
+    # vectors and tokens ---------------------------------------------------------
     def get_vectors(
         self, ns: str, embedder: str, ids: Iterable[str]
+    ) -> dict[str, tuple[str, bytes]]:
+        return self._blobs("SELECT id, digest, vec FROM vectors WHERE ns=? AND embedder=?",
+                           ns, embedder, ids)  # fmt: skip
+
+    def put_vectors(self, ns: str, embedder: str, rows: list[tuple[str, str, bytes]]) -> None:
+        self._put_blobs("vectors", ns, embedder, rows)
+
+    def get_terms(
+        self, ns: str, tokenizer: str, ids: Iterable[str]
+    ) -> dict[str, tuple[str, bytes]]:
+        return self._blobs("SELECT id, digest, toks FROM terms WHERE ns=? AND tokenizer=?",
+                           ns, tokenizer, ids)  # fmt: skip
+
+    def put_terms(self, ns: str, tokenizer: str, rows: list[tuple[str, str, bytes]]) -> None:
+        self._put_blobs("terms", ns, tokenizer, rows)
+
+    def _blobs(
+        self, select: str, ns: str, key: str, ids: Iterable[str]
     ) -> dict[str, tuple[str, bytes]]:
         nid = self._ns(ns)
         if nid is None:
             return {}
         out: dict[str, tuple[str, bytes]] = {}
         for chunk in chunks(list(ids)):
-            sql = (
-                "SELECT id, digest, vec FROM vectors WHERE ns=? AND embedder=? "
-                f"AND id IN ({marks(len(chunk))})"
-            )
-            for rid, digest, vec in self._db.execute(sql, (nid, embedder, *chunk)):
-                out[rid] = (digest, bytes(vec))
+            sql = f"{select} AND id IN ({marks(len(chunk))})"
+            for rid, digest, blob in self._db.execute(sql, (nid, key, *chunk)):
+                out[rid] = (digest, bytes(blob))
         return out
 
-    def put_vectors(self, ns: str, embedder: str, rows: list[tuple[str, str, bytes]]) -> None:
+    def _put_blobs(self, table: str, ns: str, key: str, rows: list[tuple[str, str, bytes]]) -> None:
         nid = self._wns(ns)
-        # Only for records still stored: a record purged meanwhile gets no vector.
+        # Only for records still stored: a record purged meanwhile gets none.
         self._db.executemany(
-            "INSERT OR REPLACE INTO vectors SELECT ?, ?, ?, ?, ? "
+            f"INSERT OR REPLACE INTO {table} SELECT ?, ?, ?, ?, ? "
             "WHERE EXISTS (SELECT 1 FROM records WHERE ns=? AND id=?)",
-            ((nid, embedder, rid, digest, blob, nid, rid) for rid, digest, blob in rows),
+            ((nid, key, rid, digest, blob, nid, rid) for rid, digest, blob in rows),
         )
 
     # audit --------------------------------------------------------------------

@@ -4,8 +4,8 @@ Version 2 (the first release) kept its version in ``store_info``; version 3
 adds the ``schema_version`` table, one row per applied version; version 4
 numbers records and audit lines within their namespace; version 5 keeps
 records in their ``(ns, seq)`` key (one b-tree fewer per record written);
-version 6 indexes events by their parents (children and siblings).
-``store_info``
+version 6 indexes events by their parents (children and siblings); version 9
+adds the ``terms`` table (each record's stored keyword tokens). ``store_info``
 keeps the current version too, so that a release that knows only ``store_info``
 refuses a newer file instead of misreading it.
 """
@@ -110,6 +110,12 @@ CREATE TABLE IF NOT EXISTS vectors (
     ns INTEGER NOT NULL, embedder TEXT NOT NULL, id TEXT NOT NULL, digest TEXT NOT NULL,
     vec BLOB NOT NULL, PRIMARY KEY (ns, embedder, id)
 ) WITHOUT ROWID;
+-- Version 9: each record's keyword tokens per tokenizer and version
+-- (`retrieval.terms`), deleted with their record.
+CREATE TABLE IF NOT EXISTS terms (
+    ns INTEGER NOT NULL, tokenizer TEXT NOT NULL, id TEXT NOT NULL, digest TEXT NOT NULL,
+    toks BLOB NOT NULL, PRIMARY KEY (ns, tokenizer, id)
+) WITHOUT ROWID;
 -- Query logs that searches of this store wrote to (absolute paths): purge reaches them.
 CREATE TABLE IF NOT EXISTS query_logs (path TEXT PRIMARY KEY) WITHOUT ROWID;
 """.format(records=RECORDS.format(name="records"), audit=AUDIT.format(name="audit"))
@@ -141,6 +147,8 @@ STEPS: dict[int, list[str]] = {
         "ALTER TABLE records_v5 RENAME TO records",
     ],
     # 7: nothing here (the PostgreSQL backend's pgvector registry)
+    # 8: nothing here (the PostgreSQL backend's write counters)
+    # 9: nothing here either: the ``terms`` table is new, made by SCHEMA
 }
 
 
