@@ -106,11 +106,11 @@ def test_others_version_moves_for_other_connections_only(tmp_path: Path) -> None
     x, y = Store(p), Store(p)
     b = x._engine.backend
     assert isinstance(b, OtherWriters)
-    v = b.others_version()
+    v = b.others_version(["default"])
     x.add_event("e1")
     x.add_memory("m", sources=["e1"])
-    assert b.others_version() == v  # its own commits
-    y.add_event("e2")
-    moved = b.others_version()
+    assert b.others_version(["default"]) == v  # its own commits
+    y.add_event("e2", namespace="elsewhere")  # (any commit to the file moves it)
+    moved = b.others_version(["default"])
     assert moved != v
-    assert b.others_version() == moved  # until the next commit elsewhere
+    assert b.others_version(["default"]) == moved  # until the next commit elsewhere

@@ -474,12 +474,19 @@ class UnsyncedCommits(Protocol):
 @runtime_checkable
 class OtherWriters(Protocol):
     """Optional (found with ``isinstance``): tells whether another connection
-    (another `Store` on the file, another process) committed since a last look,
-    where this connection's own commits do not count. What a process keeps
-    beside the store (the LangGraph long-term view) is read again when it moves."""
+    (another `Store` on the file or database, another process) committed since
+    a last look, where this connection's own commits do not count. What a
+    process keeps beside the store (the LangGraph long-term view) is read
+    again when it moves. A backend without it (memory) has no other writers
+    to tell of."""
 
-    def others_version(self) -> int:
-        """A number that changes whenever another connection commits."""
+    def others_version(self, namespaces: Iterable[str]) -> int:
+        """A number that changes whenever another connection commits a write to
+        one of ``namespaces``, never for this one's own commits. It may also
+        change for other commits: SQLite's changes for any commit to the file
+        (``data_version``); PostgreSQL's follows the namespaces' write
+        counters alone, so writers of other namespaces never move it (and
+        never wait on one row)."""
         ...
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
+from ...errors import StorageError
 from ...model import Memory
 from ..base import DuplicateIds, EventRow, Generation, NewSegment, Pos, Ranges, RecordRow
 from ..sqlrows import (
@@ -34,7 +35,7 @@ from ..sqlrows import (
     record_from_row,
     record_values,
 )
-from .conn import each_key
+from .conn import READ_WRITES, each_key
 from .meta import HAS_LIFECYCLE
 from .recordlog import PgRecordLog
 from .sql import IDS, columns, unnest
@@ -87,6 +88,23 @@ class PostgresBackend(PgTree, PgVectors, PgRecordLog):
         if ns is not None:  # a cache's check is usually followed by this question
             self._prefetch(("life", ns, None), HAS_LIFECYCLE, {"ns": ns})
         return super().generation(ns)
+
+    def others_version(self, namespaces: Iterable[str]) -> int:
+        """`OtherWriters`: what other connections committed to ``namespaces``,
+        from their write counters (`conn.WROTE`) less this object's own raises
+        of them (`postgres.others`); one round trip, on a connection of its own
+        (the newest commits, whatever transaction this thread has open)."""
+        return self._own.version(namespaces, self._read_counters)
+
+    def _read_counters(self, nss: list[str]) -> list[int]:
+        # One statement a namespace (each on one shard), in one pipeline.
+        try:
+            with self._pool.connection() as conn:
+                with conn.pipeline():
+                    curs = [self._run(conn, READ_WRITES, {"ns": ns}) for ns in nss]
+                return [int(c.fetchone()[0]) for c in curs]
+        except self._psycopg.Error as exc:
+            raise StorageError(f"PostgreSQL store {self.url!r}: {exc}") from exc
 
     # events -------------------------------------------------------------------
     def get_events(self, ns: str, ids: Iterable[str]) -> dict[str, EventRow]:

@@ -21,6 +21,7 @@ from ...errors import StorageError
 from ..base import Generation
 from ..sqlrows import SEP
 from .copy import OpenCopy
+from .others import OwnRaises
 from .schema import prepare
 from .sql import ID_ARRAY
 
@@ -72,9 +73,11 @@ WROTE = (
 lock, as it commits (the lock already serialises them: no new wait)."""
 TOPS = (
     "SELECT (SELECT coalesce(max(seq), 0) FROM audit WHERE ns = %(ns)s), "
-    "(SELECT coalesce(max(seq), 0) FROM records WHERE ns = %(ns)s)"
+    "(SELECT coalesce(max(seq), 0) FROM records WHERE ns = %(ns)s), "
+    "(SELECT coalesce(max(writes), 0) FROM ns_counters WHERE ns = %(ns)s)"
 )
-"""The highest audit and record numbers of a namespace, read with its lock."""
+"""The highest audit and record numbers of a namespace and its write counter,
+read with its lock (the counter's raise at commit gives one more: `others`)."""
 MOVES_TOP = "SELECT coalesce(max(n), 0) FROM head_moves WHERE ns = %(ns)s AND branch = %(b)s"
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}\Z")
 
@@ -127,6 +130,7 @@ class _Local(threading.local):
         # this write transaction holds the lock of, by (table, ns, branch):
         # audit lines and records by namespace, head moves by branch.
         self.tops: dict[tuple[str, str, str], int] = {}
+        self.counted: dict[str, int] = {}  # each locked namespace's write counter, read with it
 
 
 class PgConnection:
@@ -203,6 +207,7 @@ class PgConnection:
         self._segs: dict[Key, Any] = {}
         self._segs_at: int | None = None
         self._segs_lock = threading.Lock()
+        self._own = OwnRaises()  # this object's raises of the write counters (`others`)
 
     # transactions -------------------------------------------------------------
     @contextmanager
@@ -227,7 +232,7 @@ class PgConnection:
             # that issues none costs no round trip at all.
             st.conn, st.depth, st.write, st.begun, st.locked = conn, 1, write, False, set()
             st.erasures, st.erasing, st.seg_cache, st.queue, st.sent = None, False, {}, [], False
-            st.view, st.empty, st.after, st.tops = {}, set(), [], {}
+            st.view, st.empty, st.after, st.tops, st.counted = {}, set(), [], {}, {}
             try:
                 yield
             except BaseException as exc:
@@ -240,9 +245,12 @@ class PgConnection:
                 if isinstance(exc, errors):
                     raise StorageError(f"PostgreSQL store {self.url!r}: {exc}") from exc
                 raise
+            raised: list[tuple[str, int]] = []
+            committed = False
             try:
                 if st.begun:
                     if st.write:
+                        raised = self._own_raises()
                         for ns in sorted(st.locked):
                             st.queue.append((WROTE, {"ns": ns}, None))
                     if st.erasing:
@@ -251,11 +259,14 @@ class PgConnection:
                         st.queue.append((ERASED, {"ns": STORE_ROW}, None))
                     st.queue.append(("COMMIT", None, None))
                     self._flush()
+                committed = True
             except errors as exc:
                 st.after = []
                 if not conn.closed:
                     conn.execute("ROLLBACK")
                 raise StorageError(f"PostgreSQL store {self.url!r}: commit failed: {exc}") from exc
+            finally:
+                self._own.end(raised, committed)
             if st.seg_cache and not st.erasing:
                 self._share_segments(st.erasures, st.seg_cache)
         finally:
@@ -264,6 +275,13 @@ class PgConnection:
         after, st.after = st.after, []
         for fn in after:
             fn()
+
+    def _own_raises(self) -> list[tuple[str, int]]:
+        # The counter values this commit gives (the reads with the locks first, if queued).
+        st, own = self._st, self._own
+        if st.queue and any(own.watched(ns) and ns not in st.counted for ns in st.locked):
+            self._flush()
+        return own.begin({ns: st.counted[ns] + 1 for ns in st.locked if ns in st.counted})
 
     def after_commit(self, fn: Callable[[], None]) -> None:
         """Run ``fn`` once this thread's transaction commits (at once outside one;
@@ -461,6 +479,7 @@ class PgConnection:
     def _saw_tops(self, ns: str, row: tuple[Any, ...]) -> None:
         tops = self._st.tops
         tops["audit", ns, ""], tops["records", ns, ""] = int(row[0]), int(row[1])
+        self._st.counted[ns] = int(row[2])
 
     def _read_counter(self, cur: Any) -> None:
         self._saw_erasures(int(cur.fetchone()[0]))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -233,9 +233,10 @@ class SQLiteBackend(TreeTables, GraphTables, MetaTables):
                 g = self._quick = Generation(w, e)
             return g
 
-    def others_version(self) -> int:
+    def others_version(self, namespaces: Iterable[str] = ()) -> int:
         """SQLite's ``data_version``: it changes whenever another connection
-        commits to the file, never for this one's commits (`OtherWriters`)."""
+        commits to the file, never for this one's commits (`OtherWriters`;
+        whatever the ``namespaces``: the file has one version)."""
         with self._lock:
             (version,) = self._db.execute("PRAGMA data_version").fetchone()
             return int(version)

@@ -130,11 +130,16 @@ def thread_heads(store: Store, ns: str) -> Iterator[tuple[str, str]]:
         yield thread, k.checkpoint_of_root(head)
 
 
-def others_version(store: Store) -> int | None:
-    """The backend's `OtherWriters.others_version` (``None`` where it has none:
-    the memory backend, whose only writer is this process's `Store`)."""
+def others_version(store: Store, ns: str) -> int | None:
+    """The backend's `OtherWriters.others_version` for what the long-term view
+    of ``ns`` reads (``None`` where it has none: the memory backend, whose
+    only writer is its `Store`): ``ns`` (checkpoint events and items) and its
+    registry (the threads). A thread's head is a branch of the thread's own
+    namespace, not watched: it moves only in the transaction that adds the
+    checkpoint event to ``ns`` (`_checkpoints.write_checkpoint`), and a thread
+    deleted leaves the registry first (`BranchmemSaver.delete_thread`)."""
     look = getattr(store._engine.backend, "others_version", None)
-    return None if look is None else int(look())
+    return None if look is None else int(look([ns, k.registry_namespace(ns)]))
 
 
 def head_event(thread: str, cid: str) -> str:

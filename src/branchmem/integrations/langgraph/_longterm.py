@@ -12,11 +12,15 @@ moves (the saver stores a thread's newer checkpoint), only that head's items
 are read again and only the keys whose item changed are recomputed, so the
 cost of a move or a read does not grow with the number of threads. The first
 use of a view reads every thread's head once (`LongTerm.build`), and so does
-the first use after another connection committed to the store (another
-`Store` on the same SQLite file, another process: the backend's
-`OtherWriters`); a backend without it (PostgreSQL) is not checked, and the
-view follows only the writes of this `Store`. Beside the current items, an
-index by (field, scalar value) serves a bare filtered search.
+the first use after another connection committed what the view reads
+(another `Store` on the same SQLite file or PostgreSQL database, another
+process: the backend's `OtherWriters`, asked for the namespace and its
+registry by `_heads.others_version`; on SQLite any commit to the file
+counts, on PostgreSQL only those to these two namespaces). The memory
+backend has none: its view follows the writes of its `Store` (two `Store`s
+on one `MemoryBackend` object do not follow each other).
+Beside the current items, an index by (field, scalar value) serves a bare
+filtered search.
 
 `heads_moved` is what the saver calls; `saved`/`wait_saved` let a task wait
 for its checkpoint without polling the backend (which, on SQLite, contends
@@ -83,7 +87,7 @@ class LongTerm:
     def build(self) -> None:
         """Read every thread's head (on first use, and again once another
         connection wrote to the store: `OtherWriters`)."""
-        others = others_version(self.store)  # (before the lock: a writer holds
+        others = others_version(self.store, self.ns)  # (before the lock: a writer holds
         # the backend's while it reads the view)
         with self.lock:
             if self.built and others != self.others:
