@@ -43,6 +43,7 @@ from langgraph.store.memory import InMemoryStore
 
 from branchmem import Store
 from branchmem.integrations.langgraph import BranchmemStore
+from helpers.hand_clock import Clock
 from helpers.pg_helpers import PG_URL, SKIP_REASON, Tracer, open_backend
 
 KINDS = [
@@ -308,19 +309,6 @@ def test_default_ttl_from_the_ttl_config(make: Factory) -> None:
     assert store.get(("t",), "k") is not None
     time.sleep(0.25)
     assert store.get(("t",), "k") is None
-
-
-class Clock:
-    """A clock the test moves by hand (minutes, as TTLs count)."""
-
-    def __init__(self) -> None:
-        self.t = 1_700_000_000.0
-
-    def __call__(self) -> float:
-        return self.t
-
-    def minutes(self, n: float) -> None:
-        self.t += n * 60.0
 
 
 def _ttl_store(make: Factory, clock: Clock, **kw: Any) -> BaseStore | None:

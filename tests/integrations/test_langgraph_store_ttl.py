@@ -23,6 +23,7 @@ from langgraph.store.base import BaseStore
 from branchmem import InvalidInput, Store
 from branchmem.integrations.langgraph import BranchmemSaver, BranchmemStore, _ttl
 from branchmem.integrations.langgraph import _keys as k
+from helpers.hand_clock import Clock
 from helpers.pg_helpers import PG_URL, SKIP_REASON, Tracer, open_backend
 
 NS = ("user", "facts")
@@ -31,19 +32,6 @@ BACKENDS = [
     "sqlite",
     pytest.param("postgres", marks=pytest.mark.skipif(not PG_URL, reason=SKIP_REASON)),
 ]
-
-
-class Clock:
-    """A clock the test moves by hand (minutes, as TTLs count)."""
-
-    def __init__(self) -> None:
-        self.t = 1_700_000_000.0
-
-    def __call__(self) -> float:
-        return self.t
-
-    def minutes(self, n: float) -> None:
-        self.t += n * 60.0
 
 
 Opener = Callable[[Clock], Store]
