@@ -84,6 +84,24 @@ def sqlite_insert(plain: sqlite3.Connection) -> Callable[[list[dict[str, Any]], 
     return insert
 
 
+Insert = Callable[[list[dict[str, Any]], float], None]
+
+
+def paired(plain: Insert, keyed: Insert) -> tuple[Insert, list[float]]:
+    """One baseline that runs ``plain`` then ``keyed`` on each batch; the
+    seconds of ``keyed`` go to the list returned (the caller subtracts them
+    from the two's total to get ``plain``'s)."""
+    spent = [0.0]
+
+    def both(chunk: list[dict[str, Any]], now: float) -> None:
+        plain(chunk, now)
+        t = time.perf_counter()
+        keyed(chunk, now)
+        spent[0] += time.perf_counter() - t
+
+    return both, spent
+
+
 def ingest_alternately(
     store: Store,
     events: list[dict[str, Any]],
@@ -424,15 +442,7 @@ def gate_sqlite(
     sq = Store(db_path)
     plain_db = plain_sqlite(tmp / "plain.db")
     keyed_db = plain_sqlite(tmp / "keyed.db", EVENT_INDEXES)
-    plain, keyed = sqlite_insert(plain_db), sqlite_insert(keyed_db)
-    t_keyed = [0.0]
-
-    def both(chunk: list[dict[str, Any]], now: float) -> None:
-        plain(chunk, now)
-        t = time.perf_counter()
-        keyed(chunk, now)
-        t_keyed[0] += time.perf_counter() - t
-
+    both, t_keyed = paired(sqlite_insert(plain_db), sqlite_insert(keyed_db))
     t_ingest, t_both = ingest_alternately(sq, events, batch, both)
     for i in range(0, len(memories), batch):
         sq.add_memories(memories[i : i + batch])

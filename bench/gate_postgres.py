@@ -26,7 +26,7 @@ from typing import Any
 from branchmem import Store
 from branchmem.backends.postgres import PostgresBackend
 from branchmem.backends.sqlrows import SEP
-from gate import build, ingest_alternately, line, timed
+from gate import build, ingest_alternately, line, paired, timed
 
 
 def naive_postgres(conn: Any, schema: str, at: str) -> list[str]:
@@ -119,17 +119,9 @@ def two_baselines(
     """The plain ``COPY`` of each batch, then the same into a table with the
     store's primary key ``(ns, id)``, whose seconds go to the list returned
     (the caller subtracts them from the two's total)."""
-    plain = copy_plain(conn, schema)
-    keyed = copy_plain(conn, schema, "keyed", "PRIMARY KEY (ns, id)")
-    spent = [0.0]
-
-    def both(chunk: list[dict[str, Any]], now: float) -> None:
-        plain(chunk, now)
-        t = time.perf_counter()
-        keyed(chunk, now)
-        spent[0] += time.perf_counter() - t
-
-    return both, spent
+    return paired(
+        copy_plain(conn, schema), copy_plain(conn, schema, "keyed", "PRIMARY KEY (ns, id)")
+    )
 
 
 def run(
