@@ -12,7 +12,6 @@ edge index: one, and one more per namespace it purged itself.
 
 from __future__ import annotations
 
-import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,10 +22,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from branchmem import Store, UnknownEntity
-from branchmem.backends.memory import MemoryBackend
 from branchmem.model import EDGE
 from helpers.pg_helpers import PG_URL, SKIP_REASON
 from helpers.reference import Reference, RefRecord
+from helpers.store_pairs import store_pairs
 
 NAMES = ["Alice", "auth-service", "jwt", "CVE-1"]
 PAIRS = [
@@ -60,38 +59,8 @@ class Spy:
 @pytest.fixture
 def open_pair(tmp_path: Path) -> Iterator[Callable[[str], tuple[Store, Store]]]:
     """A factory: two stores on one fresh store of the named kind."""
-    opened: list[Store] = []
-    schemas: list[str] = []
-    counter = iter(range(10**6))
-
-    def factory(kind: str) -> tuple[Store, Store]:
-        if kind == "memory":
-            b = MemoryBackend()
-            pair = (Store(backend=b), Store(backend=b))
-        elif kind == "sqlite":
-            p = tmp_path / f"two{next(counter)}.db"
-            pair = (Store(p), Store(p))
-        else:
-            from branchmem.backends.postgres import PostgresBackend
-
-            schema = f"bmt_g2_{uuid.uuid4().hex[:12]}"
-            schemas.append(schema)
-            pair = (
-                Store(backend=PostgresBackend(PG_URL, schema=schema)),
-                Store(backend=PostgresBackend(PG_URL, schema=schema)),
-            )
-        opened.extend(pair)
-        return pair
-
-    yield factory
-    for s in opened:
-        s.close()
-    if schemas:
-        import psycopg
-
-        with psycopg.connect(PG_URL, autocommit=True) as conn:
-            for schema in schemas:
-                conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+    with store_pairs(tmp_path, "bmt_g2") as factory:
+        yield factory
 
 
 def _nb(s: Store, at: str, name: str) -> list[str]:

@@ -9,7 +9,6 @@ only writer is that store (`OtherWriters`)."""
 
 from __future__ import annotations
 
-import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,6 +24,7 @@ from langgraph.store.base import BaseStore
 from branchmem import Store
 from branchmem.integrations.langgraph import BranchmemSaver, BranchmemStore, _longterm
 from helpers.pg_helpers import PG_URL, SKIP_REASON, Tracer
+from helpers.store_pairs import store_pairs
 
 KINDS = [
     "sqlite",
@@ -62,35 +62,9 @@ def open_pair(tmp_path: Path) -> Iterator[Callable[[str], tuple[Store, Store]]]:
     """A factory: two stores on one fresh store of the named kind (on
     PostgreSQL a schema of their own, every statement checked to stay on one
     namespace)."""
-    opened: list[Store] = []
-    schemas: list[str] = []
     tracer = Tracer()
-
-    def factory(kind: str) -> tuple[Store, Store]:
-        if kind == "sqlite":
-            p = tmp_path / "two.db"
-            pair = (Store(p), Store(p))
-        else:
-            from branchmem.backends.postgres import PostgresBackend
-
-            schema = f"bmt_lg2_{uuid.uuid4().hex[:12]}"
-            schemas.append(schema)
-            pair = (
-                Store(backend=PostgresBackend(PG_URL, schema=schema, trace=tracer)),
-                Store(backend=PostgresBackend(PG_URL, schema=schema, trace=tracer)),
-            )
-        opened.extend(pair)
-        return pair
-
-    yield factory
-    for s in opened:
-        s.close()
-    if schemas:
-        import psycopg
-
-        with psycopg.connect(PG_URL, autocommit=True) as conn:
-            for schema in schemas:
-                conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+    with store_pairs(tmp_path, "bmt_lg2", trace=tracer) as factory:
+        yield factory
     assert not tracer.problems, "\n".join(tracer.problems[:5])
 
 
