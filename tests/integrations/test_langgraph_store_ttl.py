@@ -262,6 +262,24 @@ def test_reads_look_up_and_write_only_for_items_with_a_ttl(
 
 
 # ------------------------------------------------------------ erasure, input
+def test_an_expired_item_put_again_with_the_same_value_is_back(opener: Opener) -> None:
+    """A put after expiry writes the item again, whatever its value: an expired
+    record with the same key and text is not taken for it (a put once went
+    through "one fact once" and got the expired record back)."""
+    clock = Clock()
+    mem = opener(clock)
+    for store in (BranchmemStore(mem), BranchmemStore(mem).at(k.SHARED_EVENT)):
+        store.put(NS, "a", {"text": "tea"}, ttl=1)
+        clock.minutes(2)
+        assert store.get(NS, "a") is None
+        store.put(NS, "a", {"text": "tea"})
+        item = store.get(NS, "a")
+        assert item is not None and item.value == {"text": "tea"}
+        clock.minutes(10**6)
+        assert store.get(NS, "a") is not None  # put without a ttl: no expiry
+        store.delete(NS, "a")
+
+
 def test_a_purge_erases_refreshed_items_and_their_use(opener: Opener) -> None:
     clock = Clock()
     mem = opener(clock)

@@ -409,6 +409,7 @@ class BranchmemStore(BaseStore):
                 self._shared_ready = True
         added: list[Memory] = []
         hid: list[str] = []
+        fresh: list[dict[str, Any]] = []
         for ident, op in puts.items():
             namespace, key = ident
             old = olds[ident]
@@ -427,11 +428,16 @@ class BranchmemStore(BaseStore):
             fields: dict[str, Any] = {"key": item_key(namespace, key), "meta": {it.MARK: data}}
             text = "\n".join(it.index_texts(value, op.index, self._fields))
             if old is not None:
-                new = s.supersede(old.id, text, sources=[anchor], namespace=ns, **fields)
+                added.append(s.supersede(old.id, text, sources=[anchor], namespace=ns, **fields))
                 hid.append(old.id)
             else:
-                new = s.add_memory(text, sources=[anchor], namespace=ns, **fields)
-            added.append(new)
+                fresh.append({"content": text, "sources": [anchor], "namespace": ns, **fields})
+        # The new items in one call. `add_memories`, not `add_memory`: the view
+        # already told that no item has this key here, and `add_memory`'s
+        # "one fact once" would read every record visible at the anchor to
+        # find the same (an expired item's record among them).
+        if fresh:
+            added += s.add_memories(fresh)
         return anchor, added, hid
 
     def _tell(self, anchor: str, thread: str | None, added: list[Memory], hid: list[str]) -> None:
