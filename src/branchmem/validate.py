@@ -392,6 +392,18 @@ MAX_NAME_LEN = 200
 def check_name(value: Any, what: str = "branch name") -> str:
     """Branch and snapshot names: hierarchical (``user_001/session_abc/task``),
     no whitespace or control characters, no empty part, at most 200 characters."""
+    # The common case in a few string methods: a printable string holds no
+    # whitespace other than the space (tests/core/test_pair_fast_paths.py).
+    if (
+        type(value) is str
+        and 0 < len(value) <= MAX_NAME_LEN
+        and value.isprintable()
+        and " " not in value
+        and "//" not in value
+        and value[0] != "/"
+        and value[-1] != "/"
+    ):
+        return value
     if type(value) is not str:
         raise InvalidInput(f"{what} must be a string, got {type(value).__name__} {show(value)}")
     if not value:
