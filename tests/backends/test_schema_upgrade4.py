@@ -1,5 +1,6 @@
-"""A version-4 SQLite store (records in a rowid table) upgrades to records keyed
-by ``(ns, seq)``.
+"""A version-4 SQLite store (records in a rowid table) upgrades to records
+unique by ``(ns, seq)`` (version 5 made that their clustered key, version 10 a
+unique key of a rowid table again, for large rows: schema.py).
 
 The fixture was written by the version-4 code through the public API
 (`fixtures/make_store_schema4.py`, the same writes as the version-3 fixture);
@@ -51,13 +52,14 @@ def test_a_version_4_store_upgrades_and_keeps_every_answer(
     with Store(path, clock=lambda: 3000.0) as store:
         assert _answers(store) == replayed
     assert _version(path) == CURRENT
-    assert "WITHOUT ROWID" in _records_sql(path)
+    assert "WITHOUT ROWID" not in _records_sql(path)
+    assert "PRIMARY KEY (ns, seq)" in _records_sql(path)
     assert _records(path) == before  # every row, every column, the same seqs
     with sqlite3.connect(path) as db:
         names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='index'")}
     db.close()
     assert {"records_pos", "records_target", "records_timed"} <= names
-    assert "records_seq" not in names  # the key now
+    assert "records_seq" not in names  # the unique key now
     # New writes continue each namespace's count and are seen by the gate.
     top = {ns: max(r[1] for r in before if r[0] == ns) for ns in {r[0] for r in before}}
     with Store(path, clock=lambda: 3000.0) as store:

@@ -93,7 +93,7 @@ def test_a_version_8_store_gets_a_terms_table(tmp_path: Path) -> None:
         db.execute("INSERT INTO schema_version VALUES (8, 0)")
         db.execute("UPDATE store_info SET value = '8' WHERE key = 'schema'")
     db.close()
-    with pytest.raises(StorageError, match=r"schema version 8.*upgrade it to version 9"):
+    with pytest.raises(StorageError, match=rf"schema version 8.*upgrade it to version {CURRENT}"):
         Store(path, readonly=True)
     with Store(path) as store:
         assert [h.memory.id for h in store.search("fact", at="e1")] == ["m1"]
@@ -101,4 +101,96 @@ def test_a_version_8_store_gets_a_terms_table(tmp_path: Path) -> None:
         rows = db.execute("SELECT tokenizer, id FROM terms").fetchall()
     db.close()
     assert rows == [("terms:bigram:1", "m1")]
-    assert _versions(path) == (str(CURRENT), [8, 9])
+    assert _versions(path) == (str(CURRENT), list(range(8, CURRENT + 1)))
+
+
+def _as_version_9(path: Path) -> None:
+    """Turn a current store back into version 9's layout: the large-row tables
+    clustered by their key (WITHOUT ROWID), their indexes made again."""
+    with sqlite3.connect(path) as db:
+        for name, (ddl, _) in sqlite_schema.ROWID_TABLES.items():
+            old = ddl.format(name=f"{name}_v9").rstrip().rstrip(";") + " WITHOUT ROWID"
+            db.execute(old)
+            db.execute(f"INSERT INTO {name}_v9 SELECT * FROM {name}")
+            db.execute(f"DROP TABLE {name}")
+            db.execute(f"ALTER TABLE {name}_v9 RENAME TO {name}")
+        db.executescript(sqlite_schema.SCHEMA)  # the indexes, as version 9 had them
+        db.execute("DELETE FROM schema_version")
+        db.execute("INSERT INTO schema_version VALUES (9, 0)")
+        db.execute("UPDATE store_info SET value = '9' WHERE key = 'schema'")
+        db.commit()
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.close()
+
+
+def _clustered(path: Path) -> dict[str, bool]:
+    with sqlite3.connect(path) as db:
+        names = ", ".join(f"'{n}'" for n in sqlite_schema.ROWID_TABLES)
+        rows = db.execute(f"SELECT name, sql FROM sqlite_master WHERE name IN ({names})")
+        out = {name: "WITHOUT ROWID" in sql for name, sql in rows}
+    db.close()
+    return out
+
+
+def _file_bytes(path: Path) -> bytes:
+    return b"".join(
+        Path(f"{path}{suffix}").read_bytes()
+        for suffix in ("", "-wal")
+        if Path(f"{path}{suffix}").exists()
+    )
+
+
+def test_a_version_9_store_gets_rowid_tables_and_keeps_every_answer(tmp_path: Path) -> None:
+    """Version 10 rebuilds records, audit, vectors and tokens as rowid tables
+    (large rows no longer slow every lookup that passes them): every answer
+    stays, and a record purged after the upgrade leaves no copy behind."""
+    from branchmem import HashingEmbedder
+
+    path, N = tmp_path / "v9.db", range(300)
+    secret = "UPGRADE-SECRET-5521 " + "长文本" * 20_000  # a row far larger than a page
+    with Store(path) as store:
+        store.add_events([{"id": f"e{i}", "parent": f"e{i - 1}" if i else None} for i in N])
+        kept = store.add_memories([{"content": f"fact {i}", "sources": [f"e{i}"]} for i in N])
+        gone = store.add_memory(secret, sources=["e5"])
+        store.search("fact", at="e299", embedder=HashingEmbedder())  # vectors and tokens stored
+        before = (
+            [m.id for m in store.memories(at="e299")],
+            [h.memory.id for h in store.search("fact 7", at="e299", embedder=HashingEmbedder())],
+            [(a.op, a.ids) for a in store.audit()],
+        )
+    _as_version_9(path)
+    assert set(_clustered(path).values()) == {True}
+    with Store(path) as store:
+        after = (
+            [m.id for m in store.memories(at="e299")],
+            [h.memory.id for h in store.search("fact 7", at="e299", embedder=HashingEmbedder())],
+            [(a.op, a.ids) for a in store.audit()],
+        )
+        assert after == before
+        assert [m.seq for m in store.records()] == sorted(m.seq for m in [*kept, gone])
+        store.purge(memories=[gone.id])
+        assert b"UPGRADE-SECRET-5521" not in _file_bytes(path)
+        nxt = store.add_memory("after the upgrade", sources=["e1"])
+        assert nxt.seq > max(m.seq for m in kept)  # each namespace's count goes on
+    assert set(_clustered(path).values()) == {False}
+    assert _versions(path) == (str(CURRENT), list(range(9, CURRENT + 1)))
+    assert b"UPGRADE-SECRET-5521" not in _file_bytes(path)
+    with sqlite3.connect(path) as db:
+        rows = {name: db.execute(f"SELECT count(*) FROM {name}").fetchone()[0]
+                for name in sqlite_schema.ROWID_TABLES}  # fmt: skip
+    db.close()
+    assert rows["records"] == 301 and rows["vectors"] == rows["terms"] == 300
+
+
+def test_a_record_purged_after_the_version_10_upgrade_leaves_no_copy(tmp_path: Path) -> None:
+    """The upgrade copies each table: the old table's pages are zeroed as they
+    are freed, or a record purged later would live on in the file's free pages."""
+    path = tmp_path / "v9.db"
+    with Store(path) as store:
+        store.add_event("e1")
+        gone = store.add_memory("FREED-PAGE-SECRET-8830 " + "x" * 100_000, sources=["e1"])
+    _as_version_9(path)
+    with Store(path) as store:
+        assert b"FREED-PAGE-SECRET-8830" in _file_bytes(path)
+        store.purge(memories=[gone.id])
+        assert b"FREED-PAGE-SECRET-8830" not in _file_bytes(path)

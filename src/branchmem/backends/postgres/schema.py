@@ -137,6 +137,8 @@ STEPS: dict[int, list[str]] = {
     7: VECTOR_TABLES,
     8: NS_COUNTERS,
     9: TERMS,
+    # 10: nothing here (SQLite's large-row tables as rowid tables; a
+    # PostgreSQL table keeps its rows in a heap already)
 }
 
 # On a distributed PostgreSQL (Citus): every table with namespaced rows is

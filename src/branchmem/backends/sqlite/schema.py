@@ -5,7 +5,9 @@ adds the ``schema_version`` table, one row per applied version; version 4
 numbers records and audit lines within their namespace; version 5 keeps
 records in their ``(ns, seq)`` key (one b-tree fewer per record written);
 version 6 indexes events by their parents (children and siblings); version 9
-adds the ``terms`` table (each record's stored keyword tokens). ``store_info``
+adds the ``terms`` table (each record's stored keyword tokens); version 10
+makes the tables whose rows can be large (records, audit lines, vectors,
+tokens) rowid tables again (see `ROWID_TABLES`). ``store_info``
 keeps the current version too, so that a release that knows only ``store_info``
 refuses a newer file instead of misreading it.
 """
@@ -24,11 +26,16 @@ VERSION_TABLE = (
 )
 
 # ``seq`` counts within the namespace (a store-wide count would tell one tenant
-# how much the others write). Records are keyed by (ns, seq) (version 5): rows
-# still append in write order within a namespace, and the key is also what
-# finds a namespace's last seq, so a record written touches its row, the
-# (ns, id) index and the gate's position index, not a rowid table and a
-# separate (ns, seq) index as well. Audit lines are keyed by (ns, seq) too.
+# how much the others write). Records and audit lines are unique by (ns, seq).
+# Version 5 made that their clustered key (WITHOUT ROWID, one b-tree fewer per
+# record); version 10 made them rowid tables again, with (ns, seq) a unique
+# index: in a clustered key every row is the key, and SQLite compares a key
+# that overflows its page by reading it whole, so one large row (a long text,
+# a checkpoint's data, an audit line listing an import's 50,000 ids, a
+# 1,536-float vector) slowed every later lookup and insert that passed it
+# (measured: an `add_event` 0.12 -> 0.25 ms from 10,000 to 1M events imported
+# 50,000 at a time; a key lookup 4 -> 157 us beside 200 kB rows). Ingest costs
+# about the same.
 RECORDS_V4 = """CREATE TABLE IF NOT EXISTS {name} (
     ns INTEGER NOT NULL, seq INTEGER NOT NULL, id TEXT NOT NULL, kind TEXT NOT NULL,
     content TEXT NOT NULL, sources TEXT NOT NULL, key TEXT, importance REAL NOT NULL,
@@ -43,17 +50,35 @@ RECORDS = """CREATE TABLE IF NOT EXISTS {name} (
     meta TEXT, target TEXT, created_at REAL NOT NULL, seg INTEGER, pos INTEGER, extra TEXT,
     expires_at REAL, valid_from REAL, valid_to REAL,
     PRIMARY KEY (ns, seq)
-) WITHOUT ROWID;
+);
 """
 AUDIT = """CREATE TABLE IF NOT EXISTS {name} (
     ns INTEGER NOT NULL, seq INTEGER NOT NULL, at REAL NOT NULL, actor TEXT,
     op TEXT NOT NULL, ids TEXT NOT NULL, PRIMARY KEY (ns, seq)
-) WITHOUT ROWID;
+);
+"""
+VECTORS = """CREATE TABLE IF NOT EXISTS {name} (
+    ns INTEGER NOT NULL, embedder TEXT NOT NULL, id TEXT NOT NULL, digest TEXT NOT NULL,
+    vec BLOB NOT NULL, PRIMARY KEY (ns, embedder, id)
+);
+"""
+TERMS = """CREATE TABLE IF NOT EXISTS {name} (
+    ns INTEGER NOT NULL, tokenizer TEXT NOT NULL, id TEXT NOT NULL, digest TEXT NOT NULL,
+    toks BLOB NOT NULL, PRIMARY KEY (ns, tokenizer, id)
+);
 """
 _REC = (
     "id, kind, content, sources, key, importance, meta, target, created_at, seg, pos, extra, "
     "expires_at, valid_from, valid_to"
 )
+ROWID_TABLES = {
+    "records": (RECORDS, f"ns, seq, {_REC}"),
+    "audit": (AUDIT, "ns, seq, at, actor, op, ids"),
+    "vectors": (VECTORS, "ns, embedder, id, digest, vec"),
+    "terms": (TERMS, "ns, tokenizer, id, digest, toks"),
+}
+"""The tables version 10 rebuilt as rowid tables (their rows can be large), by
+name: their statement and columns."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS store_info (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -106,19 +131,11 @@ CREATE TABLE IF NOT EXISTS snapshots (
     uses INTEGER NOT NULL, last_used REAL, PRIMARY KEY (ns, id)
 ) WITHOUT ROWID;
 -- Record vectors per embedder (float32 bytes), deleted with their record.
-CREATE TABLE IF NOT EXISTS vectors (
-    ns INTEGER NOT NULL, embedder TEXT NOT NULL, id TEXT NOT NULL, digest TEXT NOT NULL,
-    vec BLOB NOT NULL, PRIMARY KEY (ns, embedder, id)
-) WITHOUT ROWID;
--- Version 9: each record's keyword tokens per tokenizer and version
+{vectors}-- Version 9: each record's keyword tokens per tokenizer and version
 -- (`retrieval.terms`), deleted with their record.
-CREATE TABLE IF NOT EXISTS terms (
-    ns INTEGER NOT NULL, tokenizer TEXT NOT NULL, id TEXT NOT NULL, digest TEXT NOT NULL,
-    toks BLOB NOT NULL, PRIMARY KEY (ns, tokenizer, id)
-) WITHOUT ROWID;
--- Query logs that searches of this store wrote to (absolute paths): purge reaches them.
+{terms}-- Query logs that searches of this store wrote to (absolute paths): purge reaches them.
 CREATE TABLE IF NOT EXISTS query_logs (path TEXT PRIMARY KEY) WITHOUT ROWID;
-""".format(records=RECORDS.format(name="records"), audit=AUDIT.format(name="audit"))
+""".format(**{name: ddl.format(name=name) for name, (ddl, _) in ROWID_TABLES.items()})
 
 # Statements that bring a store from the version before to the key's version.
 STEPS: dict[int, list[str]] = {
@@ -149,6 +166,25 @@ STEPS: dict[int, list[str]] = {
     # 7: nothing here (the PostgreSQL backend's pgvector registry)
     # 8: nothing here (the PostgreSQL backend's write counters)
     # 9: nothing here either: the ``terms`` table is new, made by SCHEMA
+    # 10: the tables whose rows can be large as rowid tables (see the comment
+    # on RECORDS), each copied whole; SCHEMA makes their indexes again. The
+    # old table's pages are zeroed as they are freed: a record purged later
+    # must leave no copy behind in the file's free pages.
+    10: [
+        "PRAGMA secure_delete=ON",
+        *[
+            stmt
+            for name, (ddl, cols) in ROWID_TABLES.items()
+            for stmt in (
+                ddl.format(name=name).rstrip().rstrip(";"),  # (one an old store lacks)
+                ddl.format(name=f"{name}_v10").rstrip().rstrip(";"),
+                f"INSERT INTO {name}_v10 ({cols}) SELECT {cols} FROM {name}",
+                f"DROP TABLE {name}",
+                f"ALTER TABLE {name}_v10 RENAME TO {name}",
+            )
+        ],
+        "PRAGMA secure_delete=OFF",
+    ],
 }
 
 
