@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import shutil
 import sqlite3
 from pathlib import Path
@@ -194,3 +195,31 @@ def test_a_record_purged_after_the_version_10_upgrade_leaves_no_copy(tmp_path: P
         assert b"FREED-PAGE-SECRET-8830" in _file_bytes(path)
         store.purge(memories=[gone.id])
         assert b"FREED-PAGE-SECRET-8830" not in _file_bytes(path)
+
+
+def _open_and_count(path: Path, out: object) -> None:
+    with Store(path) as store:
+        out.put((len(store.memories(at="e9")), len(store.audit())))  # type: ignore[attr-defined]
+
+
+def test_processes_opening_a_version_9_store_at_once_upgrade_it_once(tmp_path: Path) -> None:
+    """Three processes open one version-9 file together: one upgrades it (the
+    others wait for its transaction, then find it current), all read the same."""
+    path = tmp_path / "v9.db"
+    with Store(path) as store:
+        store.add_events([{"id": f"e{i}", "parent": f"e{i - 1}" if i else None} for i in range(10)])
+        store.add_memories(
+            [{"content": f"f{i} " + "x" * 5000, "sources": [f"e{i}"]} for i in range(10)]
+        )
+    _as_version_9(path)
+    ctx = multiprocessing.get_context("spawn")
+    out = ctx.Queue()
+    procs = [ctx.Process(target=_open_and_count, args=(path, out)) for _ in range(3)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    assert [p.exitcode for p in procs] == [0, 0, 0]
+    assert [out.get(timeout=5) for _ in procs] == [(10, 2)] * 3
+    assert _versions(path) == (str(CURRENT), list(range(9, CURRENT + 1)))
+    assert set(_clustered(path).values()) == {False}
