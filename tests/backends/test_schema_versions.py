@@ -223,3 +223,20 @@ def test_processes_opening_a_version_9_store_at_once_upgrade_it_once(tmp_path: P
     assert [out.get(timeout=5) for _ in procs] == [(10, 2)] * 3
     assert _versions(path) == (str(CURRENT), list(range(9, CURRENT + 1)))
     assert set(_clustered(path).values()) == {False}
+
+
+def test_a_version_9_store_opens_read_only_as_it_is(tmp_path: Path) -> None:
+    """Version 10 changes only how rows are laid out: a read-only open of a
+    version-9 file reads it without upgrading (a read-only open of version 8
+    is refused: `test_a_version_8_store_gets_a_terms_table`)."""
+    path = tmp_path / "v9.db"
+    with Store(path) as store:
+        store.add_event("e1")
+        store.add_memory("fact", sources=["e1"], id="m1")
+    _as_version_9(path)
+    before = path.read_bytes()
+    with Store(path, readonly=True) as store:
+        assert [m.id for m in store.memories(at="e1")] == ["m1"]
+        assert [h.memory.id for h in store.search("fact", at="e1")] == ["m1"]
+    assert path.read_bytes() == before
+    assert set(_clustered(path).values()) == {True} and _versions(path) == ("9", [9])

@@ -224,12 +224,18 @@ def prepare(db: sqlite3.Connection, schema: str, where: str) -> None:
         raise
 
 
+READS_AS_IS = 9
+"""The oldest version a read-only open takes as it is: the steps since change
+only how rows are laid out (version 10), not what the statements read."""
+
+
 def check_readonly(db: sqlite3.Connection, where: str) -> None:
-    """A store opened read-only must already be at `CURRENT`: nothing can be upgraded."""
+    """A store opened read-only cannot be upgraded: it must be at `CURRENT`, or
+    at a version whose steps since change only the layout (`READS_AS_IS`)."""
     found = _found_version(db)
     if found is None:
         raise StorageError(f"{where} has no schema version; it is not a branchmem store")
-    if found != CURRENT:
+    if not READS_AS_IS <= found <= CURRENT:
         steps_to_apply(found, where)  # a newer store: refused with the reason
         raise StorageError(
             f"{where} has schema version {found}; open it once without readonly=True "
