@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from branchmem import HashingEmbedder, Store
-from branchmem.backends.postgres import PostgresBackend, vector
+from branchmem.backends.postgres import PostgresBackend, vector_tables
 from branchmem.retrieval import ann, server_ann
 from branchmem.retrieval.vectors import digest, unit_vector
 
@@ -169,7 +169,7 @@ def run(
         s = b.pgvector().schema
         sql = (
             f"SELECT id FROM {tab} WHERE ns = 'default' AND id = ANY(string_to_array(%s, "
-            f"chr(31))) ORDER BY vec OPERATOR({s}.<=>) %s::{s}.{vector.kind_of(tab)} LIMIT {K}"
+            f"chr(31))) ORDER BY vec OPERATOR({s}.<=>) %s::{s}.{vector_tables.kind_of(tab)} LIMIT {K}"
         )
         ts = []
         with b._pool.connection() as conn:
@@ -197,23 +197,27 @@ def _halfvec(b: Any, n_records: int, qs: list[str]) -> list[str]:
     alone, and each one's recall@10 against the exact ranking (float32)."""
     ext = b.pgvector()
     s, d = ext.schema, EMB.dim
-    opts = f"WITH (m = {vector.LINKS}, ef_construction = {vector.EF_CONSTRUCTION})"
+    opts = f"WITH (m = {vector_tables.LINKS}, ef_construction = {vector_tables.EF_CONSTRUCTION})"
     names = {"vector": f"vec_bench_{d}", "halfvec": f"hvec_bench_{d}"}
     out: dict[str, dict[str, float]] = {"vector": {}, "halfvec": {}}
     with b._pool.connection() as conn:
         for kind, table in names.items():
             conn.execute(
                 f"CREATE TABLE {table} (ns text, embedder text, id text PRIMARY KEY, "
-                f"digest text, vec {s}.{kind}({d}))"
+                f"digest text, seg bigint, pos bigint, vec {s}.{kind}({d}))"
             )
             with conn.transaction():  # its server-side cursor needs one
-                vector._fill(conn, ext, table, EMB.name, d)
+                rows = vector_tables.fill(conn, ext, table, EMB.name, d)
             t = time.perf_counter()
-            conn.execute(
-                f"CREATE INDEX {table}_hnsw ON {table} USING hnsw (vec {s}.{kind}_cosine_ops) "
-                + opts
-            )
-            conn.commit()
+            with conn.transaction():  # the memory the backend's own build asks for
+                vector_tables.build_index(
+                    conn,
+                    table,
+                    f"CREATE INDEX {table}_hnsw ON {table} USING hnsw "
+                    f"(vec {s}.{kind}_cosine_ops) " + opts,
+                    rows,
+                    d,
+                )
             out[kind]["build"] = time.perf_counter() - t
             size = conn.execute("SELECT pg_relation_size(%s::regclass)", (f"{table}_hnsw",))
             out[kind]["mb"] = size.fetchone()[0] / 2**20

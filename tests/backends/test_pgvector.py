@@ -20,7 +20,9 @@ from hypothesis import strategies as st
 from test_search_properties import build, check_search
 
 from branchmem import HashingEmbedder, Store
-from branchmem.backends.postgres.vector import table_name, table_statements
+from branchmem.backends.postgres import vector_tables
+from branchmem.backends.postgres.vector_tables import table_name
+from branchmem.gate import ranges
 from branchmem.retrieval import ann, fastfuse, server_ann
 from helpers.pg_helpers import (
     PG_URL,
@@ -106,7 +108,9 @@ def test_a_store_on_a_server_with_pgvector_uses_it_and_says_so(opened: Callable[
     got = store.info()["vectors"]
     assert got["pgvector"] and got["pgvector"] >= "0.5"
     tab = table_name(EMB.name, 64, "halfvec")  # pgvector 0.7 and later: half precision
-    assert got["tables"] == [{"embedder": EMB.name, "dim": 64, "table": tab, "type": "halfvec"}]
+    assert got["tables"] == [
+        {"embedder": EMB.name, "dim": 64, "table": tab, "type": "halfvec", "partitions": 16}
+    ]
     # Every vector the search wrote is in the pgvector table too (the visible ones).
     assert vector_rows(store, tab) == sorted(("default", f"m{i}") for i in range(40))
 
@@ -145,33 +149,224 @@ def test_a_new_table_is_filled_from_the_vectors_already_stored(
     assert "vectors from pgvector HNSW" in hits[0].explanation.scoring
 
 
+def old_table(store: Store, kind: str) -> str:
+    """The table of `EMB` as an older version made it and registered it: one
+    plain table, without ``seg`` and ``pos``."""
+    b: Any = store._engine.backend
+    s = b.pgvector().schema
+    tab = table_name(EMB.name, 64, kind)
+    with psycopg.connect(PGV_SCHEMAS.url, options=f"-c search_path={b.schema}") as conn:
+        conn.execute(f"DROP TABLE IF EXISTS {tab}")  # left by an earlier test on this schema
+        conn.execute(
+            f"CREATE TABLE {tab} (ns text NOT NULL, embedder text NOT NULL, id text NOT NULL, "
+            f"digest text NOT NULL, vec {s}.{kind}(64) NOT NULL, PRIMARY KEY (ns, id))"
+        )
+        conn.execute(
+            f"ALTER TABLE {tab} ADD CONSTRAINT {tab}_vectors FOREIGN KEY (ns, embedder, id) "
+            "REFERENCES vectors (ns, embedder, id) ON DELETE CASCADE"
+        )
+        conn.execute(f"CREATE INDEX {tab}_hnsw ON {tab} USING hnsw (vec {s}.{kind}_cosine_ops)")
+        conn.execute(
+            "INSERT INTO vector_tables (ns, embedder, dim, tab) VALUES ('', %s, 64, %s)",
+            (EMB.name, tab),
+        )
+    b.__dict__["_pgv_tables"] = {}  # a reused test backend: looked up again
+    return tab
+
+
+def positions(store: Store, table: str) -> dict[str, tuple[Any, Any]]:
+    """Each row's copy of its record's position, by id."""
+    b: Any = store._engine.backend
+    with psycopg.connect(PGV_SCHEMAS.url, options=f"-c search_path={b.schema}") as conn:
+        rows = conn.execute(f"SELECT id, seg, pos FROM {table}").fetchall()
+    return {r[0]: (r[1], r[2]) for r in rows}
+
+
+def record_positions(store: Store) -> dict[str, tuple[Any, Any]]:
+    b: Any = store._engine.backend
+    with psycopg.connect(PGV_SCHEMAS.url, options=f"-c search_path={b.schema}") as conn:
+        rows = conn.execute("SELECT id, seg, pos FROM records").fetchall()
+    return {r[0]: (r[1], r[2]) for r in rows}
+
+
 @pgv
 def test_a_table_made_as_vector_stays_in_use(
     opened: Callable[[], Store], hnsw_always: list[str]
 ) -> None:
     """A store whose table an older version made with ``vector`` columns keeps
-    it (the registry names it): written to, erased from and searched as before."""
+    it (the registry names it): written to, erased from and searched as before,
+    given the position columns it lacked."""
     store = opened()
-    b: Any = store._engine.backend
-    ext = b.pgvector()
-    old = table_name(EMB.name, 64, "vector")
-    with psycopg.connect(PGV_SCHEMAS.url, options=f"-c search_path={b.schema}") as conn:
-        for sql in table_statements(ext.schema, EMB.name, 64, "vector"):
-            conn.execute(sql)
-        conn.execute(
-            "INSERT INTO vector_tables (ns, embedder, dim, tab) VALUES ('', %s, 64, %s)",
-            (EMB.name, old),
-        )
-    b.__dict__["_pgv_tables"] = {}  # a reused test backend: looked up again
+    old = old_table(store, "vector")
     fill(store)
     hits = store.search("花生", at="e39", embedder=EMB, explain=True)
     assert hits and "vectors from pgvector HNSW" in (hits[0].explanation.scoring or "")  # type: ignore[union-attr]
     assert store.info()["vectors"]["tables"] == [
-        {"embedder": EMB.name, "dim": 64, "table": old, "type": "vector"}
+        {"embedder": EMB.name, "dim": 64, "table": old, "type": "vector", "partitions": 0}
     ]
     assert len(vector_rows(store, old)) == 40
+    assert positions(store, old) == {k: v for k, v in record_positions(store).items() if k in
+                                     positions(store, old)}  # fmt: skip
     store.purge(memories=["m3"])
     assert ("default", "m3") not in vector_rows(store, old)
+
+
+@pgv
+def test_rows_carry_their_records_positions_and_rows_without_are_tested_against_records(
+    opened: Callable[[], Store], hnsw_always: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each pgvector row copies its record's index position, which the search's
+    range test reads. Rows without one (an older version's, or a record not yet
+    placed when its vector was written) are tested against ``records``: the
+    same hits either way, and never one the gate hides."""
+    store = opened()
+    fill(store)
+    tab = table_name(EMB.name, 64, "halfvec")
+    store.search("花生", at="x1", embedder=EMB)  # every record visible at x1 embedded
+    store.search("花生", at="e39", embedder=EMB)
+    got = positions(store, tab)
+    assert len(got) == 60 and all(seg is not None for seg, _ in got.values())
+    assert got == {k: v for k, v in record_positions(store).items() if k in got}
+    queries = ["花生 过敏", "成都", "预算 搬家"]
+    with_pos = {
+        (a, q): [h.memory.id for h in store.search(q, at=a, k=5, embedder=EMB, mode="vector")]
+        for a in ("e39", "x1", "e3")
+        for q in queries
+    }
+    b: Any = store._engine.backend
+    trunk = ranges(store._engine, "default", "e39")
+    q = [1.0] + [0.0] * 63
+    assert {i for i, _ in b.nearest("default", EMB.name, q, trunk, 100)} == {
+        f"m{i}" for i in range(40)
+    }  # the side branch's records (h*) are out of the trunk's ranges
+    with psycopg.connect(PGV_SCHEMAS.url, options=f"-c search_path={b.schema}") as conn:
+        conn.execute(f"UPDATE {tab} SET seg = NULL, pos = NULL")
+    assert {i for i, _ in b.nearest("default", EMB.name, q, trunk, 100)} == {
+        f"m{i}" for i in range(40)
+    }
+    b._fresh_state()
+    without = {
+        (a, q): [h.memory.id for h in store.search(q, at=a, k=5, embedder=EMB, mode="vector")]
+        for a in ("e39", "x1", "e3")
+        for q in queries
+    }
+    assert without == with_pos
+    assert not {i for (a, _), ids in with_pos.items() if a != "x1" for i in ids if i[0] == "h"}
+    assert all("vectors from pgvector HNSW" in p for p in hnsw_always), hnsw_always
+
+
+@pgv
+def test_a_record_placed_after_its_vector_is_found_where_the_gate_shows_it(
+    opened: Callable[[], Store], hnsw_always: list[str]
+) -> None:
+    """A record whose source event arrives after it (and after its vector) is
+    placed then; its pgvector row, written unplaced, is range-tested against
+    ``records``: found at the anchors that see the event, nowhere else."""
+    store = opened()
+    fill(store)
+    store.add_memory("用户说花生过敏很严重", sources=["late"], id="late-m")
+    b: Any = store._engine.backend
+    with b.transaction():
+        from branchmem.retrieval.vectors import digest, unit_vector
+
+        vec = unit_vector(EMB.embed_passages(["用户说花生过敏很严重"])[0], EMB)
+        b.put_vectors(
+            "default", EMB.name, [("late-m", digest("用户说花生过敏很严重"), vec.tobytes())]
+        )
+    tab = table_name(EMB.name, 64, "halfvec")
+    assert positions(store, tab)["late-m"] == (None, None)
+    store.add_events([{"id": "late", "parent": "x1"}])
+    seen = store.search("花生过敏很严重", at="late", k=3, embedder=EMB, mode="vector")
+    assert seen and seen[0].memory.id == "late-m"
+    for anchor in ("x1", "e39"):
+        hits = store.search("花生过敏很严重", at=anchor, k=3, embedder=EMB, mode="vector")
+        assert "late-m" not in [h.memory.id for h in hits]
+    assert any("vectors from pgvector HNSW" in p for p in hnsw_always), hnsw_always
+
+
+@pgv
+def test_a_namespace_reads_its_own_partition_only(opened: Callable[[], Store]) -> None:
+    """The table is hash-partitioned by namespace: the search's statement,
+    planned as the backend sends it, scans one partition's HNSW index."""
+    store = opened()
+    fill(store)
+    store.search("花生", at="e39", embedder=EMB)
+    b: Any = store._engine.backend
+    sent: list[tuple[str, Any]] = []
+    b._trace = lambda sql, params: sent.append((sql, params))
+    b.nearest("default", EMB.name, [1.0] + [0.0] * 63, {0: 100}, 5)
+    sql, params = sent[-1]
+    tab = table_name(EMB.name, 64, "halfvec")
+    with psycopg.connect(PGV_SCHEMAS.url, options=f"-c search_path={b.schema},public") as conn:
+        conn.execute("SET enable_seqscan = off")
+        plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + sql, params).fetchall())
+        parts = conn.execute(
+            "SELECT count(*) FROM pg_inherits WHERE inhparent = %s::regclass", (tab,)
+        ).fetchone()[0]
+    assert parts == vector_tables.PARTITIONS == 16
+    scanned = set(re.findall(rf"on ({tab}_\d+) ", plan))
+    assert len(scanned) == 1, plan
+    assert re.search(rf"Index Scan using \S+ on {tab}_\d+", plan), plan
+
+
+class _Conn:
+    """A connection that records statements and fails the first index build
+    asked with more memory, as a container's small shared memory makes it fail."""
+
+    def __init__(self, have_kb: int) -> None:
+        self.sent: list[str] = []
+        self.have_kb = have_kb
+        self.failed = False
+
+    def execute(self, sql: str) -> Any:
+        self.sent.append(sql)
+        more = any(x.startswith("SET LOCAL maintenance_work_mem") for x in self.sent)
+        if sql.startswith("CREATE INDEX") and more and not self.failed:
+            self.failed = True
+            raise psycopg.errors.DiskFull("could not resize shared memory segment")
+        return self
+
+    def fetchone(self) -> tuple[int]:
+        return (self.have_kb * 1024,)
+
+    def transaction(self) -> Any:
+        import contextlib
+
+        conn = self
+
+        @contextlib.contextmanager
+        def savepoint() -> Iterator[None]:
+            try:
+                yield
+            except Exception:
+                conn.sent.append("ROLLBACK TO SAVEPOINT")
+                raise
+
+        return savepoint()
+
+
+def test_an_index_build_asks_for_the_memory_its_graph_needs_and_falls_back() -> None:
+    """Built with enough ``maintenance_work_mem`` for the graph (the in-memory
+    build); where that fails (a parallel build's shared memory), built again
+    with the server's own settings. Small tables keep the server's setting."""
+    index = "CREATE INDEX t_hnsw ON t USING hnsw (vec halfvec_cosine_ops)"
+    conn = _Conn(have_kb=64 * 1024)
+    vector_tables.build_index(conn, "hvec_t_256", index, 1_000_000, 256)
+    need_kb = vector_tables.build_memory(1_000_000, 256, "halfvec") // 1024
+    assert need_kb > 64 * 1024
+    assert conn.sent[1:] == [
+        f"SET LOCAL maintenance_work_mem = '{need_kb}kB'",
+        index,
+        "ROLLBACK TO SAVEPOINT",
+        index,
+    ]
+    small = _Conn(have_kb=64 * 1024)
+    vector_tables.build_index(small, "hvec_t_256", index, 1_000, 256)
+    assert small.sent[1:] == [index]
+    fine = _Conn(have_kb=64 * 1024)
+    fine.failed = True  # the build with more memory succeeds
+    vector_tables.build_index(fine, "hvec_t_256", index, 1_000_000, 256)
+    assert fine.sent[1:] == [f"SET LOCAL maintenance_work_mem = '{need_kb}kB'", index]
 
 
 @pytest.mark.skipif(not PG_URL, reason=SKIP_REASON)
