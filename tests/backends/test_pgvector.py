@@ -61,6 +61,7 @@ def hnsw_always(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     however few records are visible; the paths taken are collected."""
     monkeypatch.setattr(fastfuse, "FAST_MIN", 1)
     monkeypatch.setattr(server_ann.SETTINGS, "min_visible", 1)
+    monkeypatch.setattr(server_ann.SETTINGS, "min_gain", 0)
     monkeypatch.setattr(server_ann.SETTINGS, "pool", 4)
     monkeypatch.setattr(ann.SETTINGS, "far_share", 0)
     paths: list[str] = []
@@ -367,6 +368,29 @@ def test_an_index_build_asks_for_the_memory_its_graph_needs_and_falls_back() -> 
     fine.failed = True  # the build with more memory succeeds
     vector_tables.build_index(fine, "hvec_t_256", index, 1_000_000, 256)
     assert fine.sent[1:] == [f"SET LOCAL maintenance_work_mem = '{need_kb}kB'", index]
+
+
+@pgv
+def test_a_small_share_of_the_namespace_is_ranked_exactly_and_says_why(
+    opened: Callable[[], Store], hnsw_always: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index scan steps through the namespace's rows of its part, the
+    visible and the hidden: where the candidates times their share of those
+    rows is below ``min_gain``, the search ranks exactly, and says why."""
+    store = opened()
+    fill(store)  # 60 records: 40 visible at e39, 27 at x1
+    store.search("花生", at="x1", embedder=EMB)
+    store.search("花生", at="e39", embedder=EMB)
+    b: Any = store._engine.backend
+    assert b.vector_part_rows("default", EMB.name, 64) >= 60
+    monkeypatch.setattr(server_ann.SETTINGS, "min_gain", 40 * 40 / 60 + 1)
+    hits = store.search("花生", at="e39", embedder=EMB, explain=True, mode="vector")
+    assert hits[0].explanation is not None
+    assert "too small a share for its index" in hits[0].explanation.scoring
+    assert "40 gated of about 60 rows" in hits[0].explanation.scoring
+    monkeypatch.setattr(server_ann.SETTINGS, "min_gain", 40 * 40 / 60 - 1)
+    hits = store.search("花生", at="e39", embedder=EMB, explain=True, mode="vector")
+    assert "vectors from pgvector HNSW" in (hits[0].explanation.scoring or "")  # type: ignore[union-attr]
 
 
 @pytest.mark.skipif(not PG_URL, reason=SKIP_REASON)

@@ -110,7 +110,11 @@ PGVECTOR: dict[str, list[tuple[str, int]]] = {
         (r"^pgvector \(pgserver\) bushy, .* shared_buffers 256MB\):$", 1),
         (r"^  HNSW index built in \d+\.\d s: \d+ us a record \(16 partitions by namespace\)$", 1),
         (r"^  at (500|1,500) visible:$", 2),
-        (r"pgvector pool p50 .* recall@10 \d\.\d{3} \(min \d\.\d\), paths (exact\+)?hnsw$", 1),
+        (
+            r"pgvector pool p50 .* recall@10 \d\.\d{3} \(min \d\.\d\), paths (exact\+)?hnsw; "
+            r"the default rule: (exact|hnsw)$",
+            1,
+        ),
         (r"^  a vector written: \d+ us with the HNSW index, \d+ us without \(\d+\.\d\dx\)$", 1),
         (r"^  halfvec / vector: build \d+\.\d\dx, size \d+\.\d\dx, query \d+\.\d\dx$", 1),
     ]

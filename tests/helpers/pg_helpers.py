@@ -47,7 +47,8 @@ def statement_problem(sql: str, params: Mapping[str, Any]) -> str | None:
     if not isinstance(params.get("ns"), str):
         return "no single namespace parameter"
     ctes = set(_CTE.findall(sql))
-    tables = [t for t in _TABLE.findall(sql) if t not in ctes]
+    # The server's catalogs (pg_class) are no store's table: every node has its own.
+    tables = [t for t in _TABLE.findall(sql) if t not in ctes and not t.startswith("pg_")]
     if sql.startswith("INSERT") and len(tables) > 1:
         return f"an INSERT that reads {', '.join(tables[1:])}"
     bound = len(_NS_FILTER.findall(sql)) + (

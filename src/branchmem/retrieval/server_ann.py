@@ -2,7 +2,8 @@
 HNSW on the PostgreSQL backend, `backends.postgres.vector`), the gate still first.
 
 The search has the gate's answer already (the candidates). For at least
-`Settings.min_visible` of them, it asks the server for the namespace's
+`Settings.min_visible` of them that are a large enough share of what the
+index scan steps through (`Settings.min_gain`), it asks the server for the namespace's
 vectors nearest to the query, restricted in the same statement to records
 whose index position lies in the anchors' ranges, with an iterative scan
 (``hnsw.iterative_scan``), a few more than the pool it needs
@@ -13,8 +14,16 @@ fewer than the pool (`Settings.pool`) survive, it asks once more for `Settings.g
 many, then falls back to the exact ranking. The pool's cosines are computed
 here from the candidates' vectors, exactly, and ranked as `retrieval.ann`
 ranks its pool (keyword matches outside it get exact cosines and estimated
-ranks). Smaller candidate sets are ranked exactly in process: faster there
-than any round trip (bench/search.py --backend postgres).
+ranks). Other candidate sets are ranked exactly in process, which is faster
+there (bench/search.py --backend postgres --sweep, 1M records in a
+namespace, 2 GB of shared buffers): the scan tests every row of the
+namespace's part it meets against the anchors' ranges, so its cost grows as
+pool / share, where share is the candidates' part of those rows, while the
+exact ranking's grows as the candidates. At 1M records, vector mode, the
+scan took 19.6x the exact ranking's time with 20,000 visible (share 0.02),
+2.8x with 50,000, 0.94x with 100,000 and 0.33x with 200,000; at 300,000
+records, 3.1x with 20,000 (share 0.07), 0.91x with 50,000 and 0.38x with
+100,000: break-even where candidates x share is about 10,000.
 
 Which path ran is noted for the search's explanation (`PATH`).
 """
@@ -41,8 +50,11 @@ class Settings:
     """When the server's index is used (module-wide; `SETTINGS`)."""
 
     enabled: bool = True
-    min_visible: int = 20_000
+    min_visible: int = 50_000
     """Smaller candidate sets are ranked exactly in process."""
+    min_gain: float = 10_000
+    """Candidates x their share of the rows the index scan steps through
+    (the namespace's part of the table) below this: ranked exactly."""
     pool: int = 64
     """Nearest neighbours ranked per query (at least 4 × k): the HNSW scan's
     cost grows with it (``hnsw.ef_search`` follows), recall@10 did not."""
@@ -74,6 +86,14 @@ def source(
                  f"{SETTINGS.min_visible:,})")  # fmt: skip
         return None
     ns, anchors = key[0], key[1]
+    if SETTINGS.min_gain > 0:
+        rows = b.vector_part_rows(ns, emb.name, emb.dim) or n  # type: ignore[attr-defined]
+        if n * n / max(rows, n) < SETTINGS.min_gain:
+            PATH.set(
+                f"vectors ranked exactly in process ({n:,} gated of about {rows:,} rows in the "
+                "namespace's pgvector part: too small a share for its index)"
+            )
+            return None
 
     def pool(c: Candidates, st: VectorIndex, q: array[float], keyword_at: Any, k: int) -> Any:
         return _pool(engine, ns, anchors, emb, c, st, q, keyword_at, k)
