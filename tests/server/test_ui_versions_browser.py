@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from test_ui_browser import _cli, _history, _serving, page  # noqa: F401 (a fixture)
+from test_ui_browser import pytestmark as pytestmark  # skipped where chromium is not installed
 
 from branchmem import Store
 
