@@ -26,6 +26,7 @@ HNSW build, size, index-only top-10 query and recall@10 against exact.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import statistics
@@ -156,6 +157,7 @@ def run(
             f"{_pct(ts, 0.5):.1f} ms"
         )
         lines.append(_writes(b))
+        lines += _keywords(store, url, schema, f"t{n_visible - 1}", qs)
         if half:
             lines += _halfvec(b, n_records, qs)
     print("\n".join(lines), flush=True)
@@ -200,7 +202,8 @@ def _warm(
             why = store.search(qs[0], at=anchor, k=1, embedder=EMB, mode=mode, explain=True)
             rule = "hnsw" if "from pgvector HNSW" in why[0].explanation.scoring else "exact"
             server_ann.SETTINGS.min_visible, server_ann.SETTINGS.min_gain = 1, 0
-            store.search(qs[0], at=anchor, k=K, embedder=EMB, mode=mode, now=now)  # warms it
+            for q in qs:  # the index's pages in the server's buffers, as for exact above
+                store.search(q, at=anchor, k=K, embedder=EMB, mode=mode, now=now)
             pg_t, recall, paths = [], [], set()
             for q, want in zip(qs, exact_ids, strict=True):
                 t = time.perf_counter()
@@ -224,6 +227,65 @@ def _warm(
     ann.SETTINGS.enabled = server_ann.SETTINGS.enabled = True
     lines.append(f"    the gate read alone p50 {_pct(gate, 0.5):.1f} ms")
     return visible, lines
+
+
+def _keywords(store: Store, url: str, schema: str, anchor: str, qs: list[str]) -> list[str]:
+    """Keyword search in process against the server's share of it: a warm
+    keyword search, and the first one in a new ``Store`` (the gate read, the
+    stored tokens, the postings), against the least the server would do for
+    one, the ids of the visible records holding a query term, from a GIN
+    index over each record's character bigrams (made for this, then dropped),
+    unscored."""
+    from branchmem.retrieval.tokenize import bigram_tokens
+
+    now = time.time()
+    for q in qs:
+        store.search(q, at=anchor, k=K, mode="keyword", now=now)
+    warm = []
+    for q in qs:
+        t = time.perf_counter()
+        store.search(q, at=anchor, k=K, mode="keyword", now=now)
+        warm.append(time.perf_counter() - t)
+    again = Store(backend=PostgresBackend(url, schema=schema))
+    t = time.perf_counter()
+    again.search(qs[0], at=anchor, k=K, mode="keyword", now=now)
+    first = time.perf_counter() - t
+    again.close()
+    import psycopg
+
+    from branchmem.gate import ranges
+
+    rs = json.dumps(
+        {str(k): v for k, v in (ranges(store._engine, "default", anchor) or {}).items()}
+    )
+    server = []
+    with psycopg.connect(url, autocommit=True, options=f"-c search_path={schema}") as conn:
+        conn.execute(
+            "CREATE FUNCTION bm_bigrams(t text) RETURNS text[] IMMUTABLE LANGUAGE sql AS "
+            "$$ SELECT coalesce(array_agg(DISTINCT substr(t, i, 2)), '{}') "
+            "FROM generate_series(1, length(t) - 1) AS i $$"
+        )
+        t = time.perf_counter()
+        conn.execute("CREATE INDEX records_bigrams ON records USING gin (bm_bigrams(content))")
+        built = time.perf_counter() - t
+        conn.execute("ANALYZE records")
+        sql = (
+            "SELECT c.id FROM records c WHERE c.ns = 'default' AND bm_bigrams(c.content) && "
+            "%s::text[] AND c.pos <= coalesce((%s::jsonb ->> c.seg::text)::int8, -1)"
+        )
+        found = 0
+        for q in qs:
+            t = time.perf_counter()
+            found += len(conn.execute(sql, (bigram_tokens(q), rs)).fetchall())
+            server.append(time.perf_counter() - t)
+        conn.execute("DROP INDEX records_bigrams")
+        conn.execute("DROP FUNCTION bm_bigrams")
+    return [
+        f"  keyword search in process: warm p50 {_pct(warm, 0.5):.1f} ms, the first in a new "
+        f"Store {1000 * first:.0f} ms; on the server (GIN over bigrams, built in {built:.0f} s), "
+        f"the matching visible ids alone p50 {_pct(server, 0.5):.1f} ms "
+        f"({found // len(qs):,} a query, unscored)"
+    ]
 
 
 def _halfvec(b: Any, n_records: int, qs: list[str]) -> list[str]:

@@ -116,6 +116,12 @@ PGVECTOR: dict[str, list[tuple[str, int]]] = {
             1,
         ),
         (r"^  a vector written: \d+ us with the HNSW index, \d+ us without \(\d+\.\d\dx\)$", 1),
+        (
+            r"^  keyword search in process: warm p50 \d+\.\d ms, the first in a new Store \d+ "
+            r"ms; on the server \(GIN over bigrams, built in \d+ s\), the matching visible ids "
+            r"alone p50 \d+\.\d ms \([\d,]+ a query, unscored\)$",
+            1,
+        ),
         (r"^  halfvec / vector: build \d+\.\d\dx, size \d+\.\d\dx, query \d+\.\d\dx$", 1),
     ]
 }
