@@ -472,3 +472,21 @@ def test_search_on_the_hnsw_path_never_returns_what_the_gate_hides(
 
     prop()
     assert any("vectors from pgvector HNSW" in p for p in hnsw_always), hnsw_always[:5]
+
+
+def test_on_citus_the_table_is_one_plain_table_distributed_beside_vectors() -> None:
+    """Citus shards by namespace already: the operator's statements make one
+    plain table (no hash parts), distribute it beside ``vectors``, then add
+    its key, index and registry row, in that order."""
+    made = vector_tables.citus_table_statements("public", EMB.name, 64)
+    tab = table_name(EMB.name, 64, "halfvec")
+    assert made[0].startswith(f"CREATE TABLE IF NOT EXISTS {tab} (") and "PARTITION" not in made[0]
+    assert "seg bigint, pos bigint" in made[0]
+    assert made[1] == (
+        f"SELECT create_distributed_table('{tab}', 'ns', colocate_with => 'vectors');"
+    )
+    assert made[2].startswith(f"ALTER TABLE {tab} ADD CONSTRAINT {tab}_vectors FOREIGN KEY")
+    assert made[3].startswith(f"CREATE INDEX IF NOT EXISTS {tab}_hnsw ON {tab} USING hnsw")
+    assert made[4].startswith("INSERT INTO vector_tables") and len(made) == 5
+    parts = vector_tables.table_statements("public", EMB.name, 64).make
+    assert parts[0].endswith("PARTITION BY HASH (ns)") and len(parts) == 1 + 16
