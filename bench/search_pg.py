@@ -26,7 +26,6 @@ HNSW build, size, index-only top-10 query and recall@10 against exact.
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import statistics
@@ -37,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from branchmem import HashingEmbedder, Store
-from branchmem.backends.postgres import PostgresBackend, vector_tables
+from branchmem.backends.postgres import PostgresBackend, vector, vector_tables
 from branchmem.retrieval import ann, server_ann
 from branchmem.retrieval.vectors import digest, unit_vector
 
@@ -255,9 +254,7 @@ def _keywords(store: Store, url: str, schema: str, anchor: str, qs: list[str]) -
 
     from branchmem.gate import ranges
 
-    rs = json.dumps(
-        {str(k): v for k, v in (ranges(store._engine, "default", anchor) or {}).items()}
-    )
+    rs = vector.ranges_param(ranges(store._engine, "default", anchor) or {})
     server = []
     with psycopg.connect(url, autocommit=True, options=f"-c search_path={schema}") as conn:
         conn.execute(
@@ -271,12 +268,12 @@ def _keywords(store: Store, url: str, schema: str, anchor: str, qs: list[str]) -
         conn.execute("ANALYZE records")
         sql = (
             "SELECT c.id FROM records c WHERE c.ns = 'default' AND bm_bigrams(c.content) && "
-            "%s::text[] AND c.pos <= coalesce((%s::jsonb ->> c.seg::text)::int8, -1)"
+            f"%(t)s::text[] AND {vector.in_ranges('c')}"
         )
         found = 0
         for q in qs:
             t = time.perf_counter()
-            found += len(conn.execute(sql, (bigram_tokens(q), rs)).fetchall())
+            found += len(conn.execute(sql, {"t": bigram_tokens(q), "r": rs}).fetchall())
             server.append(time.perf_counter() - t)
         conn.execute("DROP INDEX records_bigrams")
         conn.execute("DROP FUNCTION bm_bigrams")

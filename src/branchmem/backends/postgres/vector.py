@@ -135,13 +135,13 @@ class PgVectors(PgMeta):
             # planner then keeps the HNSW scan as the driver (a join was
             # planned as a scan of the namespace's records, then a sort).
             f"SELECT v.id, v.digest FROM {tab} v WHERE v.ns = %(ns)s AND CASE WHEN v.seg "
-            f"IS NULL THEN (SELECT {_IN_RANGES.format('c')} FROM records c WHERE c.ns = %(ns)s "
-            f"AND c.id = v.id) ELSE {_IN_RANGES.format('v')} END "
+            f"IS NULL THEN (SELECT {in_ranges('c')} FROM records c WHERE c.ns = %(ns)s "
+            f"AND c.id = v.id) ELSE {in_ranges('v')} END "
             f"ORDER BY v.vec OPERATOR({s}.<=>) %(q)s::{s}.{kind_of(tab)} LIMIT %(n)s"
         )
         params = {
             "ns": ns,
-            "r": json.dumps({str(k): v for k, v in ranges.items()}),
+            "r": ranges_param(ranges),
             "q": "[" + ",".join(map(repr, q)) + "]",
             "n": n,
         }
@@ -209,8 +209,15 @@ class PgVectors(PgMeta):
         }
 
 
-_IN_RANGES = "{0}.pos <= coalesce((%(r)s::jsonb ->> {0}.seg::text)::int8, -1)"
-"""A row's index position lies in the anchors' ranges (``r``: segment -> last position)."""
+def in_ranges(alias: str) -> str:
+    """SQL: the row ``alias``'s index position lies in the anchors' ranges, the
+    ``r`` parameter (`ranges_param`)."""
+    return f"{alias}.pos <= coalesce((%(r)s::jsonb ->> {alias}.seg::text)::int8, -1)"
+
+
+def ranges_param(ranges: dict[int, int]) -> str:
+    """The ``r`` parameter of `in_ranges`: segment -> last position, as JSON."""
+    return json.dumps({str(k): v for k, v in ranges.items()})
 
 
 _EXT = (
