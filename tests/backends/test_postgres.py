@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import multiprocessing
 from collections.abc import Iterator
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -444,3 +445,45 @@ def test_key_lookups_give_the_same_rows_either_way(
     assert set(each[0]) == {"e0", "e5", "e29", "w1"}  # type: ignore[arg-type]
     assert each[2] == {"late": ["w1", "w2", "w3"]}
     assert set(each[3]) == set(each[4]) == {"m0", "m3"}  # type: ignore[arg-type]
+
+
+def _open_new_schema(name: str, start: Any, out: Any) -> None:
+    from branchmem.backends.postgres import PostgresBackend
+
+    start.wait()
+    try:
+        PostgresBackend(PG_URL, schema=name).close()
+        out.put("ok")
+    except Exception as exc:  # the failure is what the test reports
+        out.put(repr(exc))
+
+
+def test_several_processes_opening_one_new_schema_at_once_all_open_it() -> None:
+    """Servers started together on a fresh schema: each one's ``CREATE SCHEMA
+    IF NOT EXISTS`` raced the others' (it is not safe against a concurrent
+    one), and all but one could fail to open. Five fresh schemas, six
+    processes each."""
+    import uuid
+
+    import psycopg
+
+    ctx = multiprocessing.get_context("spawn")
+    got: list[str] = []
+    names = ["bmt_new_" + uuid.uuid4().hex[:10] for _ in range(5)]
+    try:
+        for name in names:
+            start, out = ctx.Event(), ctx.Queue()
+            procs = [
+                ctx.Process(target=_open_new_schema, args=(name, start, out)) for _ in range(6)
+            ]
+            for p in procs:
+                p.start()
+            start.set()
+            for p in procs:
+                p.join(60)
+            got += [out.get(timeout=5) for _ in procs]
+    finally:
+        with psycopg.connect(PG_URL, autocommit=True) as conn:
+            for name in names:
+                conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+    assert got == ["ok"] * 30, [g for g in got if g != "ok"][:2]

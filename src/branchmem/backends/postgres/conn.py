@@ -22,7 +22,7 @@ from ..base import Generation
 from ..sqlrows import SEP
 from .copy import OpenCopy
 from .others import OwnRaises
-from .schema import prepare
+from .schema import make_schema, prepare
 from .sql import ID_ARRAY
 
 Key = tuple[str, str, Any]
@@ -173,7 +173,7 @@ class PgConnection:
         try:
             with psycopg.connect(url, connect_timeout=10, **kwargs) as conn:
                 if schema is not None and create:
-                    conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+                    make_schema(conn, schema)
                 found = conn.execute("SELECT to_regclass('schema_version')").fetchone()
                 if not create and (found is None or found[0] is None):
                     raise StorageError(

@@ -177,6 +177,15 @@ def citus_statements() -> list[str]:
 SETUP_LOCK = 0x6272616E63686D65  # "branchme"
 
 
+def make_schema(conn: Any, schema: str) -> None:
+    """``CREATE SCHEMA IF NOT EXISTS`` under the setup lock: the statement alone
+    is not safe against a concurrent one (two openers of a new schema both
+    found it missing, and the second failed on the duplicate name)."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (SETUP_LOCK,))
+        conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+
+
 def prepare(conn: Any, where: str) -> None:
     """Create or upgrade the schema in the connection's ``search_path``, in one
     transaction; concurrent openers wait on an advisory lock, so one creates."""
