@@ -2,11 +2,14 @@
 
 1. State: a SQLite store of N visible records whose vectors and tokens are
    stored already; a fresh `Store` object on the file runs its first search
-   (the gate read, tokens, postings, the vector matrix, the query), against
-   the floor: the same vectors read from the same file into one numpy float32
-   matrix, and the same texts tokenized once with the same tokenizer. The
-   same search with the stored tokens left unused (each text tokenized in the
-   process, as before they were stored) is timed beside them.
+   (the gate read, tokens, the query's postings, the vector matrix, the
+   fused top 10), against the floor of a persisted design: a plain SQLite
+   file written beside it with the same vectors (one float32 blob a row) and
+   the same texts in an FTS5 table, where a fresh connection reads every
+   vector into one numpy matrix, takes one matvec and its top 10, and runs
+   one FTS5 ``MATCH`` ranked by ``bm25()``. The same search with the stored
+   tokens left unused (each text tokenized in the process, as before they
+   were stored) is timed beside them.
 2. Tokens: decoding each record's stored tokens (`retrieval.terms`) against
    tokenizing its text.
 3. Embedding: the records' vectors made by the search cache
@@ -63,12 +66,16 @@ WORDS = [
 ]
 
 
+QUERY = "花生 过敏"
+
+
 def texts(n: int) -> list[str]:
     rnd = random.Random(7)
     return [" ".join(rnd.choice(WORDS) for _ in range(10)) + f" #{i}" for i in range(n)]
 
 
 def build(path: Path, n: int) -> None:
+    """The store, and beside it the floor's plain file (`floor_path`)."""
     with Store(path) as s:
         s.add_events(
             [{"id": "e0"}] + [{"id": f"e{i}", "parent": f"e{i - 1}"} for i in range(1, 50)]
@@ -77,6 +84,27 @@ def build(path: Path, n: int) -> None:
             part = texts(n)[i : i + 20_000]
             s.add_memories([{"content": t, "sources": [f"e{j % 50}"]} for j, t in enumerate(part)])
         prepare(s, at="e49", embedder=HashingEmbedder())  # the vectors, stored
+    src = sqlite3.connect(path)
+    rows = src.execute(
+        "SELECT r.content, v.vec FROM records r JOIN vectors v ON v.ns = r.ns AND v.id = r.id"
+    ).fetchall()
+    src.close()
+    assert len(rows) == n
+    db = sqlite3.connect(floor_path(path))
+    db.execute("CREATE TABLE docs (id INTEGER PRIMARY KEY, vec BLOB)")
+    db.execute("CREATE VIRTUAL TABLE fts USING fts5(content)")
+    db.executemany(
+        "INSERT INTO docs (id, vec) VALUES (?, ?)", ((i, v) for i, (_, v) in enumerate(rows))
+    )
+    db.executemany(
+        "INSERT INTO fts (rowid, content) VALUES (?, ?)", ((i, c) for i, (c, _) in enumerate(rows))
+    )
+    db.commit()
+    db.close()
+
+
+def floor_path(path: Path) -> Path:
+    return path.with_name(path.stem + "-floor.db")
 
 
 def first_search(path: Path, stored_terms: bool = True) -> float:
@@ -88,7 +116,7 @@ def first_search(path: Path, stored_terms: bool = True) -> float:
     try:
         t = time.perf_counter()
         with Store(path) as s:
-            s.search("花生 过敏", at="e49", embedder=HashingEmbedder())
+            s.search(QUERY, at="e49", embedder=HashingEmbedder())
         return time.perf_counter() - t
     finally:
         terms.store_key = real  # type: ignore[assignment]
@@ -115,17 +143,24 @@ def decoding(path: Path, repeat: int) -> list[float]:
 
 
 def floor(path: Path) -> float:
+    """A fresh connection to the plain file: every vector into one matrix, one
+    matvec and its top 10, and one FTS5 ``MATCH`` ranked by ``bm25()``."""
     import numpy as np
 
-    tok = get_tokenizer()
+    q = np.asarray(HashingEmbedder().embed_queries([QUERY])[0], dtype=np.float32)
+    q /= np.linalg.norm(q) or 1.0
     t = time.perf_counter()
-    db = sqlite3.connect(path)
-    blobs = [v for (v,) in db.execute("SELECT vec FROM vectors")]
-    contents = [c for (c,) in db.execute("SELECT content FROM records")]
-    db.close()
+    db = sqlite3.connect(floor_path(path))
+    blobs = [v for (v,) in db.execute("SELECT vec FROM docs")]
     mat = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
-    toks = [tok(c) for c in contents]
-    assert mat.shape[0] == len(toks)
+    sims = mat @ q
+    top = np.argpartition(-sims, 10)[:10]
+    kw = db.execute(
+        "SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ? ORDER BY bm25(fts) LIMIT 10",
+        (" OR ".join(QUERY.split()),),
+    ).fetchall()
+    db.close()
+    assert len(top) == 10 and kw
     return time.perf_counter() - t
 
 
@@ -165,8 +200,9 @@ def main() -> None:
         before = [o / b for o, b in zip(plain, base, strict=True)]
         print(
             f"first search, {n:,} visible, vectors and tokens stored: "
-            f"{min(ours):.2f}-{max(ours):.2f} s vs numpy floor {min(base):.2f}-{max(base):.2f} s "
-            f"ratio {min(ratios):.2f}-{max(ratios):.2f}x (goal <= 5x)"
+            f"{min(ours):.2f}-{max(ours):.2f} s vs floor (vectors + matvec + FTS5 bm25) "
+            f"{min(base):.2f}-{max(base):.2f} s "
+            f"ratio {min(ratios):.2f}-{max(ratios):.2f}x (goal <= 3x)"
         )
         print(
             f"  the same, tokens made in process: {min(plain):.2f}-{max(plain):.2f} s ratio "

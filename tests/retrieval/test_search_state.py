@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from branchmem import HashingEmbedder, Memory, Store
 from branchmem.backends.base import RecordLog
-from branchmem.retrieval import candidates
+from branchmem.retrieval import candidates, terms
 from branchmem.retrieval.keyword import bm25
 from branchmem.retrieval.state import KeywordIndex
 from helpers.scratch_rank import rank_from_scratch
@@ -164,20 +164,23 @@ def test_kept_state_ranks_as_from_scratch(make_store: Callable[[], Store]) -> No
 
 @given(
     docs=st.lists(
-        st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=6), min_size=0, max_size=12
+        st.lists(st.sampled_from(["a", "b", "ab", "ba", "杭州", "州", "c\x1fd"]), max_size=6),
+        min_size=0,
+        max_size=12,
     ),
     split=st.integers(0, 12),
-    query=st.lists(st.sampled_from(["a", "b", "c", "x"]), max_size=4),
+    query=st.lists(st.sampled_from(["a", "b", "ab", "州", "杭", "c\x1fd", "x"]), max_size=4),
 )
 def test_postings_equal_bm25(docs: list[list[str]], split: int, query: list[str]) -> None:
     stats = [({t: d.count(t) for t in d}, len(d)) for d in docs]
+    blobs = [terms.encode(d) for d in docs]
     index = KeywordIndex()
-    index.add(stats[:split])  # built in two steps, as a state grows
+    index.add(blobs[:split])  # built in two steps, as a state grows
     if stats[:split]:  # queried in between: its numpy arrays are made, then extended
         at, scores = index.matches(query)
         first = bm25(query, stats[:split])
         assert scores.tolist() == [v for v in first if v > 0]
-    index.add(stats[split:])
+    index.add(blobs[split:])
     want = bm25(query, stats)
     assert index.scores(query) == want
     at, scores = index.matches(query)  # the numpy form: the same floats

@@ -75,9 +75,10 @@ class RankCache:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self.terms: dict[str, dict[tuple[str, str], tuple[str, TermStats]]] = {}
+        self.terms: dict[str, stored.Table] = {}
         self.vectors: dict[str, dict[tuple[str, str], tuple[str, array[float]]]] = {}
         self.queries: dict[tuple[str, str], array[float]] = {}
+        self.digests: dict[tuple[str, str], tuple[str, str]] = {}  # (ns, id) -> (text, digest)
         self.states = SearchStates()
         self.ann: dict[tuple[str, str], NamespaceIndex] = {}  # by (namespace, embedder)
         self.epoch = 0
@@ -93,16 +94,18 @@ class RankCache:
             self.terms.clear()
             self.vectors.clear()
             self.queries.clear()
+            self.digests.clear()
             self.epoch += 1
 
-    def term_stats(
+    def token_blobs(
         self,
         tokenizer: Tokenizer,
         mems: Sequence[Memory],
         epoch: int | None = None,
         backend: object = None,
-    ) -> list[TermStats]:
-        """Term frequencies of each record, tokenizing only those not seen before.
+    ) -> list[bytes]:
+        """Each record's tokens as stored (`terms.encode`), tokenizing only
+        those not seen before.
 
         With a ``backend`` that keeps tokens (`TermStore`) and a tokenizer that
         names its version (`terms.store_key`), tokens are read from it first
@@ -112,7 +115,7 @@ class RankCache:
         """
         with self._lock:
             table = self.terms.setdefault(tokenizer.name, {})
-        out: list[TermStats | None] = []
+        out: list[bytes | None] = []
         missing: list[Memory] = []
         for m in mems:
             hit = table.get((m.namespace, m.id))
@@ -122,28 +125,48 @@ class RankCache:
                 out.append(None)
                 missing.append(m)
         if not missing:
-            return cast(list[TermStats], out)
+            return cast(list[bytes], out)
         key = stored.store_key(tokenizer)
         store = backend if key is not None and isinstance(backend, TermStore) else None
         fresh: stored.Table = {}
         if store is not None and key is not None:
-            missing = stored.load(store, key, missing, fresh)
+            missing = stored.load(store, key, missing, fresh, self.digest)
         made: list[tuple[Memory, bytes]] = []
         for m in missing:
-            toks = tokenizer(m.content)
-            fresh[(m.namespace, m.id)] = (m.content, stored.stats_of(toks))
-            blob = stored.encode(toks) if store is not None else None
-            if blob is not None:
-                made.append((m, blob))
+            blob = stored.encode(tokenizer(m.content))
+            fresh[(m.namespace, m.id)] = (m.content, blob)
+            made.append((m, blob))
         if store is not None and key is not None and made:
             stored.save(store, key, made)
         with self._lock:
             if epoch is None or epoch == self.epoch:
                 table.update(fresh)
         return [
-            st if st is not None else fresh[(m.namespace, m.id)][1]
-            for st, m in zip(out, mems, strict=True)
+            b if b is not None else fresh[(m.namespace, m.id)][1]
+            for b, m in zip(out, mems, strict=True)
         ]
+
+    def term_stats(
+        self,
+        tokenizer: Tokenizer,
+        mems: Sequence[Memory],
+        epoch: int | None = None,
+        backend: object = None,
+    ) -> list[TermStats]:
+        """Term frequencies and length of each record (`token_blobs`, decoded)."""
+        return [stored.decode(b) for b in self.token_blobs(tokenizer, mems, epoch, backend)]
+
+    def digest(self, m: Memory) -> str:
+        """`vectors.digest` of the record's text, computed once per search
+        state: the stored tokens and the stored vector of a record are checked
+        against the same text."""
+        k = (m.namespace, m.id)
+        hit = self.digests.get(k)
+        if hit is not None and hit[0] == m.content:
+            return hit[1]
+        d = digest(m.content)
+        self.digests[k] = (m.content, d)
+        return d
 
     def query_vector(self, embedder: Embedder, query: str) -> array[float]:
         """The unit vector of ``query``, embedded once per embedder (the last
@@ -172,6 +195,7 @@ class RankCache:
             self.epoch += 1
             tables: list[dict[tuple[str, str], Any]] = [*self.terms.values()]
             tables += self.vectors.values()
+            tables.append(self.digests)
             for table in tables:
                 gone = [k for k in table if k[0] == namespace and (want is None or k[1] in want)]
                 for k in gone:
@@ -210,7 +234,7 @@ class RankCache:
         store = backend if isinstance(backend, VectorStore) else None
         fresh: dict[tuple[str, str], tuple[str, array[float]]] = {}
         if missing and store is not None:
-            missing = _load(store, embedder, missing, fresh)
+            missing = _load(store, embedder, missing, fresh, self.digest)
         report = _PROGRESS.get() if missing else None
         if report is not None:
             report(0, len(missing))
@@ -258,7 +282,7 @@ class RankCache:
         store = backend if isinstance(backend, VectorStore) else None
         if missing and store is not None:
             found: dict[tuple[str, str], tuple[str, array[float]]] = {}
-            _load(store, embedder, missing, found)
+            _load(store, embedder, missing, found, self.digest)
             got.update(found)
             with self._lock:
                 if epoch is None or epoch == self.epoch:
@@ -290,6 +314,7 @@ def _load(
     embedder: Embedder,
     mems: list[Memory],
     table: dict[tuple[str, str], tuple[str, array[float]]],
+    digests: Callable[[Memory], str],
 ) -> list[Memory]:
     """Fill ``table`` from the stored vectors; returns the records still missing.
     Each namespace's lookup is one read view of the backend."""
@@ -303,7 +328,7 @@ def _load(
             got = store.get_vectors(ns, embedder.name, [m.id for m in group])
         for m in group:
             hit = got.get(m.id)
-            if hit is None or hit[0] != digest(m.content) or len(hit[1]) != size:
+            if hit is None or hit[0] != digests(m) or len(hit[1]) != size:
                 rest.append(m)
                 continue
             vec = array("f")

@@ -28,7 +28,7 @@ split of the shipped scenarios (`docs/retrieval.md` has the figures).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import InvalidInput
@@ -59,13 +59,13 @@ def check_min_score(v: Any) -> float:
     return float(v)
 
 
-def keyword_ceiling(postings: dict[str, list[Any]], n: int, terms: Sequence[str]) -> float:
-    """The sum of the IDF of the query terms that occur among the ``n`` candidates."""
+def keyword_ceiling(df_of: Callable[[str], int], n: int, terms: Sequence[str]) -> float:
+    """The sum of the IDF of the query terms that occur among the ``n``
+    candidates (``df_of``: how many of them hold a term)."""
     total = 0.0
     for t in dict.fromkeys(terms):
-        plist = postings.get(t)
-        if plist:
-            df = len(plist)
+        df = df_of(t)
+        if df:
             total += math.log(1 + (n - df + 0.5) / (df + 0.5))
     return total
 

@@ -283,15 +283,15 @@ def rank(
         kw = cache.states.with_keywords(
             (key, tok.name),
             cands,
-            lambda ms: cache.term_stats(tok, ms, epoch, engine.backend),
+            lambda ms: cache.token_blobs(tok, ms, epoch, engine.backend),
             (lambda st: st.matches(terms)) if large else (lambda st: st.scores(terms)),
         )
         if stats is not None:
             stats["ceiling"] = cache.states.with_keywords(
                 (key, tok.name),
                 cands,
-                lambda ms: cache.term_stats(tok, ms, epoch, engine.backend),
-                lambda st: cutoff_mod.keyword_ceiling(st.postings, len(st.lengths), terms),
+                lambda ms: cache.token_blobs(tok, ms, epoch, engine.backend),
+                lambda st: cutoff_mod.keyword_ceiling(st.df, len(st.lengths), terms),
             )
     vec: Any = None
     pending: frozenset[str] = frozenset()
@@ -395,7 +395,7 @@ def prepare(
     tok = get_tokenizer(tokenizer)
     cache = cache_for(engine)
     mems = gather(engine, _anchors(at), namespace, None, None).mems
-    cache.term_stats(tok, mems, None, engine.backend)
+    cache.token_blobs(tok, mems, None, engine.backend)
     cache.passage_vectors(emb, mems, engine.backend)
     return len(mems)
 

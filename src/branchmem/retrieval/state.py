@@ -16,15 +16,20 @@ from __future__ import annotations
 import math
 import threading
 from array import array
+from bisect import bisect_right
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, TypeVar
 
 from ..model import Memory
 from .keyword import K1, B
-from .vectors import ROUND, TermStats, dot_python, numpy_or_none
+from .terms import SEP_B, clean
+from .vectors import ROUND, dot_python, numpy_or_none
 
 MAX_STATES = 4
 """Candidate sets kept per store (each holds a copy of its vectors)."""
+
+MAX_TERMS = 4096
+"""Terms whose postings a keyword state keeps (the most recently asked)."""
 
 T = TypeVar("T")
 
@@ -58,27 +63,68 @@ class _Held:
 
 
 class KeywordIndex(_Held):
-    """BM25 postings of one candidate set: ``term -> [(position, tf)]``, in order."""
+    """BM25 inputs of one candidate set: each record's length, and its tokens
+    as the stored bytes (`retrieval.terms`), one text per batch of records added.
+
+    A term's postings, ``[positions], [term frequencies]`` in candidate order,
+    are found the first time a query asks for it (one split of each text, in
+    C) and kept, extended as records are added. So a first search costs what
+    reading the tokens costs, not building postings for every term of every
+    record; a search repeating a term reads the kept postings.
+
+    In a text every token stands between a pair of `SEP` of its own (a
+    record's tokens, then the next record's), so ``SEP term SEP`` matches each
+    occurrence of the token once, never across two tokens or two records.
+    """
 
     def __init__(self) -> None:
         super().__init__()
-        self.postings: dict[str, list[tuple[int, int]]] = {}
         self.lengths: list[int] = []
         self.total = 0
+        self._texts: list[tuple[int, bytes, list[int]]] = []  # (first position, text, starts)
+        self._post: dict[str, tuple[int, list[int], list[int]]] = {}  # term -> (texts, at, tfs)
         self._arrays: dict[str, tuple[int, Any, Any]] = {}  # term -> (count, positions, tfs)
         self._lengths: tuple[int, Any] = (0, None)
 
-    def add(self, stats: Sequence[TermStats]) -> None:
-        postings, base = self.postings, len(self.lengths)
-        for i, (tf, length) in enumerate(stats, base):
-            for t, f in tf.items():
-                plist = postings.get(t)
-                if plist is None:
-                    postings[t] = [(i, f)]
-                else:
-                    plist.append((i, f))
-            self.lengths.append(length)
-            self.total += length
+    def add(self, blobs: Sequence[bytes]) -> None:
+        """Append records, each as its stored tokens (`terms.encode`)."""
+        if not blobs:
+            return
+        base, lengths = len(self.lengths), self.lengths
+        starts: list[int] = []
+        off = 0
+        for b in blobs:
+            starts.append(off)  # where the record's first token's SEP stands
+            if b:
+                seps = b.count(SEP_B)
+                lengths.append(seps + 1)
+                off += len(b) + seps + 2
+            else:
+                lengths.append(0)
+                off += 2
+        self.total += sum(lengths[base:])
+        text = SEP_B + SEP_B.join(blobs).replace(SEP_B, SEP_B + SEP_B) + SEP_B
+        self._texts.append((base, text, starts))
+
+    def postings(self, term: str) -> tuple[list[int], list[int]]:
+        """The positions of the held records holding ``term``, ascending, and
+        how often each holds it."""
+        got = self._post.pop(term, None)
+        done, at, tfs = got if got is not None else (0, [], [])
+        if done < len(self._texts):
+            pat = SEP_B + clean(term).encode("utf-8") + SEP_B
+            for base, text, starts in self._texts[done:]:
+                _occurrences(pat, text, starts, base, at, tfs)
+        self._post[term] = (len(self._texts), at, tfs)  # most recent last
+        while len(self._post) > MAX_TERMS:
+            gone = next(iter(self._post))
+            del self._post[gone]
+            self._arrays.pop(gone, None)
+        return at, tfs
+
+    def df(self, term: str) -> int:
+        """How many held records hold ``term``."""
+        return len(self.postings(term)[0])
 
     def scores(self, query_terms: Sequence[str]) -> list[float]:
         """`keyword.bm25` of the held candidates, from the postings: the same
@@ -98,12 +144,12 @@ class KeywordIndex(_Held):
         avg = self.total / n or 1.0
         lengths = self.lengths
         for t in terms:
-            hits = self.postings.get(t)
-            if not hits:
+            at, tfs = self.postings(t)
+            if not at:
                 continue
-            df = len(hits)
+            df = len(at)
             idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-            for i, f in hits:
+            for i, f in zip(at, tfs, strict=True):
                 norm = K1 * (1 - B + B * lengths[i] / avg)
                 scores[i] = scores.get(i, 0.0) + idf * f * (K1 + 1) / (f + norm)
         return scores
@@ -121,11 +167,11 @@ class KeywordIndex(_Held):
         scores = np.zeros(n, dtype=np.float64)
         hit = np.zeros(n, dtype=bool)
         for t in terms:
-            plist = self.postings.get(t)
-            if not plist:
+            plist = self.postings(t)
+            if not plist[0]:
                 continue
             at, f = self._postings_arrays(np, t, plist)
-            df = len(plist)
+            df = len(plist[0])
             idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
             norm = K1 * (1 - B + B * lengths[at] / avg)
             scores[at] += idf * f * (K1 + 1) / (f + norm)
@@ -142,20 +188,44 @@ class KeywordIndex(_Held):
             self._lengths = (n, arr)
         return arr
 
-    def _postings_arrays(self, np: Any, term: str, plist: list[tuple[int, int]]) -> tuple[Any, Any]:
+    def _postings_arrays(
+        self, np: Any, term: str, plist: tuple[list[int], list[int]]
+    ) -> tuple[Any, Any]:
         """The term's postings as numpy arrays (positions, tfs), extended by the
-        postings added since the last call (a list only grows at its end)."""
+        postings added since the last call (they only grow at their end)."""
+        at_list, tf_list = plist
         got = self._arrays.get(term)
         done = 0 if got is None else got[0]
-        if done != len(plist):
-            pairs = np.asarray(plist[done:], dtype=np.int64)
-            at, f = pairs[:, 0].copy(), pairs[:, 1].copy()
+        if done != len(at_list):
+            at = np.asarray(at_list[done:], dtype=np.int64)
+            f = np.asarray(tf_list[done:], dtype=np.int64)
             if got is not None:
                 at, f = np.concatenate((got[1], at)), np.concatenate((got[2], f))
-            self._arrays[term] = (len(plist), at, f)
+            self._arrays[term] = (len(at_list), at, f)
             return at, f
         assert got is not None
         return got[1], got[2]
+
+
+def _occurrences(
+    pat: bytes, text: bytes, starts: list[int], base: int, at: list[int], tfs: list[int]
+) -> None:
+    """Append to ``at``/``tfs`` the records of ``text`` (numbered from ``base``)
+    holding the token ``pat`` stands for, and how often each does."""
+    pieces = text.split(pat)
+    if len(pieces) == 1:
+        return
+    step, pos, last = len(pat), 0, -1
+    for piece in pieces[:-1]:
+        pos += len(piece)
+        i = bisect_right(starts, pos) - 1 + base
+        if i == last:
+            tfs[-1] += 1
+        else:
+            at.append(i)
+            tfs.append(1)
+            last = i
+        pos += step
 
 
 class VectorIndex(_Held):
@@ -304,13 +374,13 @@ class SearchStates:
         self,
         key: Key,
         mems: Sequence[Memory],
-        stats_of: Callable[[Sequence[Memory]], list[TermStats]],
+        blobs_of: Callable[[Sequence[Memory]], list[bytes]],
         use: Callable[[KeywordIndex], T],
     ) -> T:
         """``use`` applied, under the state's lock, to the postings of ``mems``
         brought up to date."""
         return self._use(
-            ("kw", key), KeywordIndex, mems, lambda st, new: st.add(stats_of(new)), use
+            ("kw", key), KeywordIndex, mems, lambda st, new: st.add(blobs_of(new)), use
         )
 
     def with_vectors(
@@ -335,12 +405,12 @@ class SearchStates:
         self,
         key: Key,
         mems: Sequence[Memory],
-        stats_of: Callable[[Sequence[Memory]], list[TermStats]],
+        blobs_of: Callable[[Sequence[Memory]], list[bytes]],
         query_terms: Sequence[str],
     ) -> list[float]:
         """BM25 of each of ``mems`` for the query, from their postings, brought up
-        to date first (``stats_of`` derives the new records' term stats)."""
-        return self.with_keywords(key, mems, stats_of, lambda st: st.scores(query_terms))
+        to date first (``blobs_of`` gives the new records' stored tokens)."""
+        return self.with_keywords(key, mems, blobs_of, lambda st: st.scores(query_terms))
 
     def cosines(
         self,

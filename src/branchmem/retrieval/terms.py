@@ -12,9 +12,11 @@ The key names the tokenizer and its version, ``terms:<name>:<version>``
 tokenizer without a ``version`` attribute (one of your own) is not stored.
 
 Encoding: the record's tokens in order, joined by U+001F, as UTF-8 (no
-built-in tokenizer makes a token holding it: tokens are letters and digits).
-Decoding is one split and a count in C, about a sixth of the time the
-default tokenizer takes on the same text (bench/first_search.py).
+built-in tokenizer makes a token holding it: tokens are letters and digits;
+a tokenizer of your own that does has it replaced by U+FFFD, in the records'
+tokens and the query's alike, `clean`). A search never decodes them: its
+keyword state (`state.KeywordIndex`) keeps the bytes and finds a query
+term's postings in them when it is first asked for.
 """
 
 from __future__ import annotations
@@ -31,9 +33,10 @@ from .tokenize import Tokenizer
 from .vectors import TermStats, digest
 
 SEP = "\x1f"
+SEP_B = b"\x1f"
 
-Table = dict[tuple[str, str], tuple[str, TermStats]]
-"""(namespace, record id) -> (the text, its term frequencies and length)."""
+Table = dict[tuple[str, str], tuple[str, bytes]]
+"""(namespace, record id) -> (the text, its tokens as stored, `encode`)."""
 
 
 def _count_py(tf: dict[str, int], toks: Iterable[str]) -> None:
@@ -69,15 +72,24 @@ def store_key(tok: Tokenizer) -> str | None:
     return None if version is None else f"terms:{tok.name}:{version}"
 
 
-def encode(toks: list[str]) -> bytes | None:
-    """The stored form of a record's tokens (None if a token holds `SEP`).
+def clean(tok: str) -> str:
+    """A token as it is stored and looked up: `SEP` inside it replaced.
+
+    >>> clean("a\x1fb")
+    'a\ufffdb'
+    """
+    return tok.replace(SEP, "\ufffd") if SEP in tok else tok
+
+
+def encode(toks: list[str]) -> bytes:
+    """The stored form of a record's tokens.
 
     >>> decode(encode(["用户", "python", "用户"]))
     ({'用户': 2, 'python': 1}, 3)
     """
     text = SEP.join(toks)
     if text.count(SEP) != max(len(toks) - 1, 0):
-        return None
+        text = SEP.join(clean(t) for t in toks)
     return text.encode("utf-8")
 
 
@@ -93,9 +105,11 @@ def load(
     key: str,
     mems: list[Memory],
     table: Table,
+    digests: Callable[[Memory], str] = lambda m: digest(m.content),
 ) -> list[Memory]:
     """Fill ``table`` from the stored tokens; returns the records still missing
-    (none stored, or stored for other text). One read view per namespace."""
+    (none stored, or stored for other text). One read view per namespace.
+    ``digests`` gives a record's `digest` when it was computed already."""
     by_ns: dict[str, list[Memory]] = {}
     for m in mems:
         by_ns.setdefault(m.namespace, []).append(m)
@@ -105,21 +119,16 @@ def load(
             got = store.get_terms(ns, key, [m.id for m in group])
         for m in group:
             hit = got.get(m.id)
-            if hit is None or hit[0] != digest(m.content):
+            if hit is None or hit[0] != digests(m):
                 rest.append(m)
                 continue
-            blob = hit[1]
-            if not blob:
-                table[(ns, m.id)] = (m.content, ({}, 0))
-                continue
+            blob = hit[1] if isinstance(hit[1], bytes) else bytes(hit[1])
             try:
-                toks = blob.decode("utf-8").split(SEP)
-            except UnicodeDecodeError:  # not what `encode` wrote: made again
+                blob.decode("utf-8")  # what `encode` wrote decodes; anything else is made again
+            except UnicodeDecodeError:
                 rest.append(m)
                 continue
-            tf: dict[str, int] = {}
-            _count(tf, toks)  # `decode`, inline: this loop runs once per visible record
-            table[(ns, m.id)] = (m.content, (tf, len(toks)))
+            table[(ns, m.id)] = (m.content, blob)
     return rest
 
 
