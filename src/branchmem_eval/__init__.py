@@ -5,8 +5,9 @@ Modules: `labelled` (Recall@K and MRR over a labelled JSONL set, behind
 ``branchmem eval recall FILE``), `scenarios` and `scenario_eval` (the shipped
 scenario sets in ``data/`` and their judge, behind ``branchmem eval recall
 --set``), `scenario_check` (assertions no ranker could pass), `extract` (an
-extractor's facts against labels) and `redact` (a redactor against labelled
-spans). Each is built on `branchmem.api.StoreAPI`
+extractor's facts against labels), `redact` (a redactor against labelled
+spans) and `public` (public labelled sets read from a path, and the figures
+of bench/public_recall.py). Each is built on `branchmem.api.StoreAPI`
 or a capability's own functions, never inside the engine's packages.
 """
 
