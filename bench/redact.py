@@ -43,7 +43,7 @@ from statistics import median
 sys.path.insert(0, os.environ.get("BRANCHMEM_BENCH_SRC") or str(Path(__file__).parents[1] / "src"))
 
 from branchmem import Redactor, Store
-from branchmem.redact.evaluate import evaluate, load
+from branchmem_eval.redact import evaluate, load
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "redact_labelled.jsonl"
 PLAIN = [

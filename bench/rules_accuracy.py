@@ -22,7 +22,7 @@ import argparse
 from pathlib import Path
 
 from branchmem.extract import RuleExtractor
-from branchmem.extract.evaluate import load, score
+from branchmem_eval.extract import load, score
 
 SET = Path(__file__).resolve().parent.parent / "tests" / "data" / "rules_heldout.jsonl"
 KINDS = SET.with_name("rules_kinds.jsonl")  # device changes, pets, diet, sport: apart

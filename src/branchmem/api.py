@@ -1,7 +1,7 @@
 """`StoreAPI`: the part of `Store`'s public API that code built on top of it uses.
 
 `branchmem.context`, `branchmem.extract`, `branchmem.importers` and the
-evaluation harnesses (`retrieval.evaluate`, `retrieval.scenario_eval`) take
+evaluation harnesses (the package `branchmem_eval`, beside this one) take
 any object with these methods, like a client would: a `Store`, or a
 `RemoteStore` over a served one. They never import `Store` (so nothing
 below the shells does), and they reach nothing but this.

@@ -57,6 +57,10 @@ EXPECTED: dict[str, list[tuple[str, int]]] = {
         (r"^branchmem vs InMemoryStore, (search|put) at \d+ threads: \d+\.\d\dx the time$", 4),
     ],
     "pg_versions": [],
+    "public_recall": [
+        (r"^all +\d+  (bm25|dense|search|search-off) +\d\.\d{3} +\d\.\d{3} +\d\.\d{3}$", 4),
+        (r"^dialogues +\d+  search +\d\.\d{3}", 1),
+    ],
     "recall": [
         (r"pass rate \d\.\d\d \(\d+/\d+\) +recall@k \d\.\d{3} +precision@k \d\.\d{3}", 6),
         (r"\(\d+\.\d\dx keyword\)$", 4),

@@ -8,8 +8,8 @@ import pytest
 
 from branchmem import Store
 from branchmem.cli import main
-from branchmem.retrieval.scenario_eval import ScenarioClock, run_set
-from branchmem.retrieval.scenarios import load_set
+from branchmem_eval.scenario_eval import ScenarioClock, run_set
+from branchmem_eval.scenarios import load_set
 
 
 def mem_store(clock: ScenarioClock) -> Store:

@@ -8,15 +8,15 @@ from typing import Any
 import pytest
 
 from branchmem import InvalidInput, Memory, Store
-from branchmem.retrieval import scenario_check
-from branchmem.retrieval.scenario_eval import (
+from branchmem_eval import scenario_check
+from branchmem_eval.scenario_eval import (
     ScenarioClock,
     judge,
     run_scenario,
     run_set,
     seed,
 )
-from branchmem.retrieval.scenarios import DAY, EPOCH, ScenarioSet, load_set, parse_scenario
+from branchmem_eval.scenarios import DAY, EPOCH, ScenarioSet, load_set, parse_scenario
 
 
 def mem_store(clock: ScenarioClock) -> Store:

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from branchmem import Store
-from branchmem.retrieval.scenario_check import problems
-from branchmem.retrieval.scenario_eval import Report, ScenarioClock, run_set
-from branchmem.retrieval.scenarios import SETS, SPLITS, ScenarioSet, data_dir, load_set
+from branchmem_eval.scenario_check import problems
+from branchmem_eval.scenario_eval import Report, ScenarioClock, run_set
+from branchmem_eval.scenarios import SETS, SPLITS, ScenarioSet, data_dir, load_set
 
 MINIMUM = {"scenarios": 80, "multihop": 40}
 

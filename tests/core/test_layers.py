@@ -167,6 +167,45 @@ def test_nothing_below_the_shells_imports_store() -> None:
     assert front == [], f"these import the package itself (and so Store): {front}"
 
 
+# What a search runs: retrieval reaches down to the engine's layers only. Code
+# built on `StoreAPI` (evaluation included, in the package `branchmem_eval`)
+# lives above it, never inside it.
+ABOVE_RETRIEVAL = ("branchmem.api", "branchmem.store", "branchmem.context", "branchmem.front")
+
+
+def test_retrieval_imports_nothing_above_it() -> None:
+    up = sorted(
+        f"{m} -> {t}"
+        for m, targets in graph().items()
+        if m.startswith("branchmem.retrieval")
+        for t in targets
+        if t.startswith(ABOVE_RETRIEVAL)
+    )
+    assert up == [], f"retrieval holds what a search runs; move these up a layer: {up}"
+
+
+def absolute_imports(path: Path) -> set[str]:
+    """The top-level packages ``path`` imports by absolute name, anywhere in it."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name.partition(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module.partition(".")[0])
+    return found
+
+
+def test_only_the_shells_import_the_evaluation_package() -> None:
+    """`branchmem_eval` is built on the library; the library reaches it only from
+    the command line (``branchmem eval``)."""
+    users = sorted(
+        name
+        for name, (path, _) in modules().items()
+        if not name.startswith(SHELLS) and "branchmem_eval" in absolute_imports(path)
+    )
+    assert users == [], f"only the shells may use branchmem_eval: {users}"
+
+
 def test_no_module_is_over_max_lines() -> None:
     sizes = {n: len(p.read_text(encoding="utf-8").splitlines()) for n, (p, _) in modules().items()}
     over = {n: lines for n, lines in sizes.items() if lines > MAX_LINES}

@@ -1,4 +1,5 @@
-"""Every example in a docstring of ``src/branchmem`` runs as written.
+"""Every example in a docstring of ``src/branchmem`` (and of its evaluation
+package, ``src/branchmem_eval``) runs as written.
 
 One collector: each module of the package (found from its files, so a new one
 joins by itself) is imported and every docstring of it that shows an example
@@ -49,7 +50,8 @@ NO_EXAMPLE = {"checkpoint", "close", "erasure_pending", "get_event", "get_memory
 
 def module_names() -> list[str]:
     names = []
-    for path in sorted((SRC / "branchmem").rglob("*.py")):
+    paths = [*(SRC / "branchmem").rglob("*.py"), *(SRC / "branchmem_eval").rglob("*.py")]
+    for path in sorted(paths):
         parts = list(path.relative_to(SRC).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts.pop()

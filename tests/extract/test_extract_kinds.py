@@ -10,7 +10,7 @@ import pytest
 
 from branchmem import Store
 from branchmem.extract import RuleExtractor
-from branchmem.extract.evaluate import load, score
+from branchmem_eval.extract import load, score
 
 KINDS = Path(__file__).resolve().parents[1] / "data" / "rules_kinds.jsonl"
 

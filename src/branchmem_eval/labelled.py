@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInput
-from .embed import Embedder
-from .fusion import Weights
+from branchmem.errors import InvalidInput
+from branchmem.retrieval.embed import Embedder
+from branchmem.retrieval.fusion import Weights
 
 if TYPE_CHECKING:
-    from ..api import StoreAPI
+    from branchmem.api import StoreAPI
 
 KS = (1, 5, 10)
 
@@ -175,7 +175,7 @@ def recall(
             for k in ks:
                 found[k] += first <= k
     if mode != "keyword":
-        from .search import _embedder
+        from branchmem.retrieval.search import _embedder
 
         name = _embedder(embedder).name + (name[1:] if name != "-" else "")
     n = len(queries)

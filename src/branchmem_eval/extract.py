@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .rules import Fact, same_value
+from branchmem.extract.rules import Fact, same_value
 
 
 @dataclass

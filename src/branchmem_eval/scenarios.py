@@ -3,7 +3,7 @@
 A scenario set is a JSON file ``{"set": NAME, "split": SPLIT, "scenarios": [...]}``;
 the shipped ones (``scenarios`` for single-hop recall, ``multihop`` for people →
 teams → services → libraries → vulnerabilities, each in a ``tune`` and a
-``held-out`` split) are package data in ``branchmem/retrieval/data/``. One scenario::
+``held-out`` split) are package data in ``branchmem_eval/data/``. One scenario::
 
     {"id": "move-edit-zh", "lang": "zh", "tags": ["branch", "noise"],
      "note": "what it tests, in a line",
@@ -50,8 +50,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInput
-from ..validate import show
+from branchmem.errors import InvalidInput
+from branchmem.validate import show
 
 SETS = ("scenarios", "multihop")
 """The shipped scenario sets: single-hop recall, and multi-hop over an organisation."""
@@ -122,7 +122,7 @@ class ScenarioSet:
 
 def data_dir() -> Path:
     """Where the shipped sets live (inside the installed package)."""
-    return Path(str(resources.files("branchmem.retrieval") / "data"))
+    return Path(str(resources.files("branchmem_eval") / "data"))
 
 
 def load_set(name: str, split: str) -> ScenarioSet:

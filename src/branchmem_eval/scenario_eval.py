@@ -17,7 +17,7 @@ one). The caller opens the store, with a `ScenarioClock` as its clock, so
 that records are written on the scenario's days:
 
 >>> from branchmem import Store
->>> from branchmem.retrieval.scenarios import load_set
+>>> from branchmem_eval.scenarios import load_set
 >>> sc = load_set("scenarios", "tune").scenarios[0]
 >>> outcomes = run_scenario(lambda clock: Store(clock=clock), sc, embedder="hashing")
 >>> len(outcomes) == len(sc.assertions)
@@ -30,12 +30,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .embed import Embedder
+from branchmem.retrieval.embed import Embedder
+
 from .scenarios import DAY, EPOCH, Assertion, Scenario, ScenarioSet
 
 if TYPE_CHECKING:
-    from ..api import StoreAPI
-    from ..model import Memory
+    from branchmem.api import StoreAPI
+    from branchmem.model import Memory
 
 OpenStore = Callable[["ScenarioClock"], "StoreAPI"]
 """Opens an empty store whose clock is the given `ScenarioClock`."""
@@ -296,7 +297,7 @@ def run_set(
 ) -> Report:
     """Every scenario of ``data`` (or just ``scenarios``) under one (embedder, mode);
     ``oracle=True``: the figures of the `ideal` ranking instead (embedder ``"ideal"``)."""
-    from .search import _embedder
+    from branchmem.retrieval.search import _embedder
 
     chosen = tuple(data.scenarios if scenarios is None else scenarios)
     seeded: list[Seeded] = []

