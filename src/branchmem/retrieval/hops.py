@@ -9,6 +9,9 @@ among the search's own candidates that mention a reached entity, and the edge
 records of the path (a ranked hit reached with a higher score takes it).
 Nothing off the anchors' paths is walked or returned: the
 candidates are the gate's answer and the walk sees visible edges only.
+
+Then the mention walk (`retrieval.spread`): the candidates that name the same
+entity as a hit or the query (`graph.entities`) are linked, no edge needed.
 """
 
 from __future__ import annotations
