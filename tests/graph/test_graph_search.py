@@ -48,7 +48,8 @@ def test_hops_reach_what_the_edges_lead_to(store: Store) -> None:
     # On the edited branch nobody named Alice owns anything: no walk, no CVE.
     other = store.search(Q, at="e2b", embedder="hashing", k=10, hops=2)
     assert all(h.memory.kind != "edge" for h in other)
-    assert all("hops" not in h.parts for h in other)
+    assert all("hops" not in h.parts or "mention" in h.parts for h in other)  # no edge walked
+    assert "jsonwebtoken 8.5 受 CVE-2024-0001 影响" not in {h.memory.content for h in other}
     with pytest.raises(InvalidInput, match="hops"):
         store.search(Q, at="e3", hops=99)
     with pytest.raises(InvalidInput, match="hops"):
@@ -114,7 +115,7 @@ def test_search_hops_never_leave_the_path(
                     if "hops" in h.parts and h.memory.id in triples:
                         s, o = (x.casefold() for x in triples[h.memory.id])
                         assert s in near and o in near
-                    elif "hops" in h.parts:
+                    elif "hops" in h.parts and "mention" not in h.parts:
                         assert any(n.casefold() in near for n in NAMES if n in h.memory.content)
         finally:
             store.close()

@@ -95,7 +95,8 @@ def search(
     ``vector_pending``), and a vector-only search raises `EmbeddingPending`.
 
     ``hops=N`` then follows the visible relation graph up to N edges from the
-    entities the kept hits and the query mention (`retrieval.hops`, docs/graph.md).
+    entities the kept hits and the query mention, and links the candidates that
+    name the same entity (`retrieval.hops`, `retrieval.spread`, docs/graph.md).
 
     Each hit carries a ``confidence`` in [0, 1] (`retrieval.cutoff`); hits
     below ``min_score`` (default 0) or far below the best one (``cutoff``:
