@@ -7,7 +7,7 @@ For each set and split and each ``--hops`` value, the pass rate, Recall@k and
 precision@k of keyword and hybrid (hashing) search, twice: with the scenario's
 ``edges`` written by ``add_edge`` ("edges") and without them ("plain": a store
 of memories only, where any link comes from the entities the records name,
-`branchmem.graph.entities`). The scoring rule is `retrieval.scenario_eval`'s.
+`branchmem.graph.entities`). The scoring rule is `branchmem_eval.scenario_eval`'s.
 Deterministic.
 """
 
@@ -21,8 +21,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from branchmem import Store
-from branchmem.retrieval.scenario_eval import ScenarioClock, run_set
-from branchmem.retrieval.scenarios import SETS, SPLITS, load_set
+from branchmem_eval.scenario_eval import ScenarioClock, run_set
+from branchmem_eval.scenarios import SETS, SPLITS, load_set
 
 
 class Plain:
@@ -59,7 +59,13 @@ def main() -> None:
     ap.add_argument("--mode", action="append", help="default: keyword and hybrid")
     ap.add_argument("--no-edges-only", action="store_true", help="skip the runs with edges")
     ap.add_argument("--failures", action="store_true", help="print the failed assertions")
+    ap.add_argument(
+        "--smoke", action="store_true", help="multihop tune, keyword, plain, hops 0 and 2"
+    )
     args = ap.parse_args()
+    if args.smoke:
+        args.set, args.split, args.mode = ["multihop"], ["tune"], ["keyword"]
+        args.no_edges_only = True
     for name in args.set or SETS:
         for split in args.split or list(SPLITS):
             data = load_set(name, split)

@@ -50,6 +50,7 @@ EXPECTED: dict[str, list[tuple[str, int]]] = {
         (r"MB vs plain tuples +\d+ MB +ratio +\d+\.\d\dx", 2),
         (r"^  add_(event|memory) +\d+\.\d\dx \(\d+\.\d\dx\)", 4),
     ],
+    "hops": [(r"^multihop +tune +keyword plain hops=[02]  pass rate \d\.\d\d \(\d+/\d+\)", 2)],
     "importers": [(r"^  time ratio import / baseline +\d+\.\d\dx$", 1)],
     "ingest": [(r"^sqlite: ingest of 2,000 events .*: \d+\.\d\dx \(goal", 1)],
     "langgraph": [

@@ -6,6 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from branchmem import Store
 from branchmem.graph.entities import EntityCache, entities
 from branchmem.graph.model import norm
 
@@ -58,9 +59,24 @@ def test_every_name_comes_from_the_text(text: str) -> None:
 
 def test_the_cache_is_keyed_by_id_and_text() -> None:
     cache = EntityCache(size=2)
-    assert cache.get("r1", "Alice owns auth-service") == {"alice", "auth-service"}
+    assert cache.get("ns", "r1", "Alice owns auth-service") == {"alice", "auth-service"}
     # r1 rewritten (a purge, then the same id again): its new text counts
-    assert cache.get("r1", "Bob owns billing-api") == {"bob", "billing-api"}
-    cache.get("r2", "x")
-    cache.get("r3", "y")
+    assert cache.get("ns", "r1", "Bob owns billing-api") == {"bob", "billing-api"}
+    cache.get("ns", "r2", "x")
+    cache.get("ns", "r3", "y")
     assert len(cache._seen) == 2
+
+
+def test_a_purge_drops_what_the_cache_derived() -> None:
+    """The store's engine holds the cache: a purge leaves no name of a purged record."""
+    store = Store()
+    store.add_event("e1")
+    store.add_memory("Alice owns auth-service", sources=["e1"], id="m1")
+    store.add_memory("auth-service uses Redis", sources=["e1"], id="m2")
+    store.search("who owns auth-service", at="e1", hops=2)
+    cache = store._engine.cache("entities", EntityCache)
+    assert {k[1] for k in cache._seen} == {"m1", "m2"}
+    store.purge(memories=["m1"])
+    assert {k[1] for k in cache._seen} == {"m2"}
+    store.purge(whole_namespace=True)
+    assert cache._seen == {}

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from ..engine import Engine
 from ..errors import InvalidInput
+from ..graph.entities import EntityCache
 from ..graph.mentions import Mentions
 from ..graph.model import MAX_HOPS, Path
 from ..graph.read import graph
@@ -73,7 +74,9 @@ def expand(
     }
     have = {h.memory.id: h.score for h in hits}
     mentioned: dict[str, tuple[float, spread.Reached, Memory, int]] = {}
-    for r in spread.walk(gathered.mems, seeds, query, top, hops, view).values():
+    for r in spread.walk(
+        gathered.mems, seeds, query, top, hops, view, names_of=engine.cache("entities", EntityCache)
+    ).values():
         m = gathered.mems[r.index]
         if max(have.get(m.id, -1.0), found[m.id][0] if m.id in found else -1.0) < r.score:
             mentioned[m.id] = (r.score, r, m, gathered.via[r.index])

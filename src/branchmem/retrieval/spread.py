@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import UnknownEntity
-from ..graph.entities import cached
+from ..graph.entities import EntityCache, entities
 from ..graph.model import norm
 from ..graph.view import GraphView
 from ..model import Memory
@@ -41,9 +41,10 @@ FANOUT = 0.25
 
 FANOUT_MIN = 3
 
+"""...but one named by this many or fewer always may."""
+
 MAX_LEVELS = 2
 """The most mention links one walk follows, whatever ``hops`` (3 measured worse)."""
-"""...but one named by this many or fewer always may."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,12 +85,14 @@ def walk(
     hops: int,
     view: GraphView | None,
     decay: float | None = None,
+    names_of: EntityCache | None = None,
 ) -> dict[int, Reached]:
     """The candidates (by index into ``mems``) ``hops`` mention links reach from
     ``seeds`` (record id, score) and ``query`` (with score ``top``); seeds
     themselves only where reached with a higher score."""
     decay = DECAY if decay is None else decay
-    names = [cached.get(m.id, m.content) for m in mems]
+    memo = names_of if names_of is not None else EntityCache()
+    names = [memo.get(m.namespace, m.id, m.content) for m in mems]
     w = weights(names)
     by_name: dict[str, list[int]] = {}
     for i, ns in enumerate(names):
@@ -103,7 +106,7 @@ def walk(
         i: (s, mems[i].id, f"hit {mems[i].id}") for i, s in seed_score.items()
     }
     frontier[-1] = (top, "the query", "the query")
-    query_names = cached.get("", query)
+    query_names = entities(query, use_jieba=memo.use_jieba)
     best: dict[int, Reached] = {}
     total = dict(seed_score)
     for level in range(1, min(hops, MAX_LEVELS) + 1):
