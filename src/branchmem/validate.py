@@ -65,12 +65,30 @@ def check_namespace(value: Any) -> str:
     return check_id(value, "namespace")
 
 
+MAX_PARENTS = 64
+"""How many parents one event may name (a merge names two; an event under
+every one of 64 branches is already rare). The same at every door."""
+MAX_SOURCES = 256
+"""How many source events one record (memory, summary, edge) may name: a
+summary of a long conversation names each message it read. The same at every door."""
+MAX_CONTENT_BYTES = 1 << 20
+"""The most UTF-8 bytes the content of one event or record may hold (1 MiB,
+about 250,000 words: more than any model's context), the same at every door:
+`Store`, HTTP, MCP and the importers (which skip a longer message, saying so)."""
+
+
 def check_parents(event_id: str, parent: Any) -> tuple[str, ...]:
     if parent is None:
         return ()
     if type(parent) is str:
         return (check_id(parent, f"parent of event {show(event_id)}"),)
     parents = normalize_parents(parent)
+    if len(parents) > MAX_PARENTS:
+        raise InvalidInput(
+            f"event {show(event_id)} names {len(parents)} parents; the limit is {MAX_PARENTS} "
+            "per event (branchmem.validate.MAX_PARENTS, the same at every door): hang "
+            "the event under fewer parents (a merge names two)"
+        )
     for p in parents:
         check_id(p, f"parent of event {show(event_id)}")
     if len(set(parents)) != len(parents):
@@ -90,11 +108,27 @@ def check_text(value: Any, what: str) -> str:
     if not isinstance(value, str):
         raise InvalidInput(f"{what} must be a string, got {type(value).__name__}")
     if "\x00" in value:
-        raise InvalidInput(
-            f"{what} holds a NUL character ('\\x00'), which text columns cannot store; "
-            "remove it (text.replace('\\x00', '')) or fix its source"
-        )
+        raise nul_error(what)
     return check_utf8(value, what)
+
+
+def check_content(value: Any, what: str) -> str:
+    """The content of an event or record: stored text (`check_text`) of at
+    most `MAX_CONTENT_BYTES` bytes of UTF-8."""
+    text = check_text(value, what)
+    if len(text) > MAX_CONTENT_BYTES // 4 and (size := len(text.encode("utf-8"))) > (
+        MAX_CONTENT_BYTES
+    ):
+        raise too_long(what, size)
+    return text
+
+
+def too_long(what: str, size: int) -> InvalidInput:
+    return InvalidInput(
+        f"{what} is {size} bytes of UTF-8 text; the limit is {MAX_CONTENT_BYTES} per event "
+        "or record (branchmem.validate.MAX_CONTENT_BYTES, the same at every door): split "
+        "it into several, or keep the text elsewhere and store a reference to it"
+    )
 
 
 def check_ids(values: Any, what: str) -> list[str]:
@@ -140,8 +174,34 @@ def check_json(value: Any, what: str, levels: int = MAX_DEPTH) -> str:
     # A value nests no deeper than it has brackets: most are settled by a count.
     if text.count("{") + text.count("[") > levels and nesting(value, levels) > levels:
         raise _too_deep(what, levels)
+    # NUL is written as an escape (so the text holds one only if a string did,
+    # or a string held a backslash before "u0000": then look at the strings).
+    if "\\u0000" in text and _holds_nul(value):
+        raise nul_error(f"a key or value of {what}")
     check_utf8(text, what)
     return text
+
+
+def _holds_nul(value: Any) -> bool:
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, str):
+            if "\x00" in v:
+                return True
+        elif isinstance(v, dict):
+            todo.extend(v.keys())
+            todo.extend(v.values())
+        elif isinstance(v, (list, tuple)):
+            todo.extend(v)
+    return False
+
+
+def nul_error(what: str) -> InvalidInput:
+    return InvalidInput(
+        f"{what} holds a NUL character ('\\x00'), which text columns cannot store; "
+        "remove it (text.replace('\\x00', '')) or fix its source"
+    )
 
 
 def _too_deep(what: str, levels: int) -> InvalidInput:
@@ -191,9 +251,9 @@ def readable_meta(text: str) -> dict[str, Any]:
     return value if nesting(value) <= MAX_DEPTH else {TOO_DEEP: text}
 
 
-MAX_MESSAGE_BYTES = 8 << 20
-"""The default cap on the text of one imported message (UTF-8 bytes): 8 MiB, far
-above any chat message, far below what would strain a machine's memory."""
+MAX_MESSAGE_BYTES = MAX_CONTENT_BYTES
+"""The default cap on the text of one imported message (UTF-8 bytes): the
+content limit of every event, so one longer message is skipped with its reason."""
 
 MAX_INT = 2**63 - 1
 """The largest whole number an integer parameter takes: what every backend holds
@@ -240,6 +300,12 @@ def check_sources(sources: Any, what: str = "sources") -> tuple[str, ...]:
         raise InvalidInput(
             f"{what} must name at least one event: a record with no source would be "
             "visible everywhere, which the gate never allows"
+        )
+    if len(sources) > MAX_SOURCES:
+        raise InvalidInput(
+            f"{what} names {len(sources)} events; the limit is {MAX_SOURCES} per record "
+            "(branchmem.validate.MAX_SOURCES, the same at every door): name the events "
+            "the record was derived from, or split it into several records"
         )
     out = tuple(check_id(s, "source event id") for s in sources)
     return tuple(dict.fromkeys(out))  # drop repeats, keep order
@@ -299,7 +365,7 @@ def event_from(item: Any, now: float) -> Event:
     get = d.get
     eid = check_id(get("id"), "event id")
     content = get("content", "")
-    check_text(content, f"content of event {show(eid)}")
+    check_content(content, f"content of event {show(eid)}")
     ns = get("namespace", "default")
     meta = get("meta")
     return Event(
@@ -338,7 +404,7 @@ def memory_from(item: Any, now: float, new_id: Callable[[], str]) -> Memory:
     ns = get("namespace", "default")
     mem = Memory(
         new_id() if rid is None else check_id(rid, "memory id"),
-        check_text(get("content"), "content"),
+        check_content(get("content"), "content"),
         check_sources(get("sources")),
         kind if kind in KINDS else check_kind(kind),
         None if key is None else check_id(key, "key"),

@@ -20,6 +20,7 @@ from .model import ROLES, Event, make_event, make_events
 from .validate import (
     _EVENT_KEYS,
     _SURROGATE,
+    MAX_CONTENT_BYTES,
     MAX_ID_LEN,
     check_meta,
     check_namespace,
@@ -78,8 +79,17 @@ def _ids_ok(ids: list[Any]) -> bool:
 
 
 def _text_ok(texts: list[Any]) -> bool:
-    """Is every value text `validate.check_text` accepts?"""
-    return set(map(type, texts)) == {str} and _storable_text("".join(texts))
+    """Is every value content `validate.check_content` accepts (settled by
+    length: a text near the limit is looked at item by item)?"""
+    return (
+        set(map(type, texts)) == {str}
+        and max(map(len, texts)) <= _SHORT
+        and _storable_text("".join(texts))
+    )
+
+
+_SHORT = MAX_CONTENT_BYTES // 4
+"""Characters that are within the content limit whatever they are (4 bytes at most each)."""
 
 
 def _storable_text(text: str) -> bool:
@@ -180,6 +190,7 @@ def _one_by_one(items: list[Any], now: float) -> list[Event]:
     in this loop; anything else goes through `event_from`."""
     keys_ok = _EVENT_KEYS.issuperset
     roles, max_len, make, slow = _ROLES, MAX_ID_LEN, make_event, event_from
+    short = _SHORT
     out: list[Event] = []
     append = out.append
     seen: dict[str, str] = {}  # a parent earlier in the batch: its own id string, kept once
@@ -200,6 +211,7 @@ def _one_by_one(items: list[Any], now: float) -> list[Event]:
             or type(role) is not str
             or role not in roles
             or type(content) is not str
+            or len(content) > short
             or (not content.isascii() and _SURROGATE(content))
             or "\x00" in content
             or get("namespace", "default") != "default"

@@ -13,6 +13,7 @@ import pytest
 from branchmem import InvalidInput, QueryLog, Redactor, Store, UnknownNamespace
 from branchmem.retrieval.cache import cache_for
 from branchmem.retrieval.querylog import query_hash
+from helpers.stored_text import stored_text
 
 
 def test_purging_a_remembered_memory_blanks_its_note_event(store: Store) -> None:
@@ -61,6 +62,30 @@ def test_purged_text_is_in_neither_the_file_nor_the_wal(tmp_path: Path) -> None:
         assert text.encode() not in raw, text
     assert store.get_event("e2").content == "harmless"
     store.close()
+
+
+def test_whole_namespace_purge_leaves_neither_name_nor_ids(
+    backend_name: str, reopen: Callable[[], Store]
+) -> None:
+    """The SQLite file's bytes, every PostgreSQL row: no name, no id, no text."""
+    store = reopen()
+    name, ident = "bob@example.com", "EVENT-ID-SECRET-5577"
+    store.add_event(ident, content="TENANT-TEXT", namespace=name)
+    store.create_branch("main", at=ident, namespace=name)
+    store.remember("MEMORY-TEXT", branch="main", namespace=name)
+    store.add_event("kept", namespace="bob")
+    before = stored_text(backend_name, store)
+    assert before is None or (name.encode() in before and ident.encode() in before)
+    assert store.purge(namespace=name, whole_namespace=True) == [name]
+    store.close()
+    again = reopen()
+    again.add_event("later", namespace="bob")  # (a later write raises counters)
+    raw = stored_text(backend_name, again)
+    if raw is not None:
+        for text in (name, ident, "TENANT-TEXT", "MEMORY-TEXT"):
+            assert text.encode() not in raw, text
+    assert again.get_event("kept", namespace="bob").id == "kept"
+    again.close()
 
 
 def test_whole_namespace_purge_of_an_unknown_namespace_is_refused(store: Store) -> None:

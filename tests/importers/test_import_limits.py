@@ -15,7 +15,7 @@ import pytest
 
 from branchmem import InvalidInput, Store, UnknownBranch
 from branchmem.importers import read_export
-from branchmem.validate import MAX_DEPTH, MAX_MESSAGE_BYTES
+from branchmem.validate import MAX_CONTENT_BYTES, MAX_DEPTH, MAX_MESSAGE_BYTES
 
 
 def chatgpt(conv_id: str, messages: list[tuple[str, str]], **content: Any) -> dict[str, Any]:
@@ -197,9 +197,12 @@ def test_a_message_over_the_size_limit_skips_its_conversation(tmp_path: Path) ->
     reason = report.skipped[0].reason
     assert "'b2'" in reason and "1,200 bytes" in reason and "1,000" in reason
     assert [e.id for e in store.events()] == ["s1"]
-    report = store.import_export(path)  # the default (8 MiB) takes it
+    report = store.import_export(path)  # the default (1 MiB) takes it
     assert [c.id for c in report.conversations] == ["big", "small"]
-    assert MAX_MESSAGE_BYTES == 8 << 20
+    # The default is the content limit of every event, and no more can be asked.
+    assert MAX_MESSAGE_BYTES == MAX_CONTENT_BYTES == 1 << 20
+    with pytest.raises(InvalidInput, match="max_message_bytes"):
+        store.import_export(path, max_message_bytes=MAX_CONTENT_BYTES + 1)
 
 
 def test_the_size_limit_applies_to_sillytavern_and_the_cli(tmp_path: Path) -> None:
@@ -221,6 +224,6 @@ def test_the_size_limit_applies_to_sillytavern_and_the_cli(tmp_path: Path) -> No
     assert [s["id"] for s in out["skipped"]] == ["big"]
     assert "2,000 bytes" in out["skipped"][0]["reason"]
     with pytest.raises(
-        InvalidInput, match="max_message_bytes must be a whole number of at least 1,"
+        InvalidInput, match="max_message_bytes must be a whole number from 1 to 1048576,"
     ):
         read_export(folder, max_message_bytes=0)

@@ -425,9 +425,9 @@ class MemoryBackend(TreeReads, VectorRows):
     def drop_namespace(self, ns: str) -> None:
         sp = self._spaces.pop(ns, None)
         self._erasures += 1
-        # The name goes; the audit lines (ids and ops, never content) stay, detached.
+        # The name goes; the audit lines (ops, times and actors, not their ids) stay, detached.
         if sp is not None and sp.audit:
-            self._detached.append(sp.audit)
+            self._detached.append([replace(e, ids=()) for e in sp.audit])
 
     # audit ------------------------------------------------------------------
     def list_events(self, ns: str, offset: int, limit: int) -> list[EventRow]:

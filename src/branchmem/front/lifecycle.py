@@ -112,7 +112,11 @@ def purge(
     them is deleted; ``memories`` are deleted; records derived from deleted
     ones (their retractions, conflicts naming them) go too.
     ``whole_namespace=True`` deletes the namespace's events, records,
-    branches, snapshots and name (its audit log stays, detached).
+    branches, snapshots and name (its audit log stays, detached, without
+    ids), and purges the namespaces derived from it the same way: exactly
+    the LangGraph integration's ``<namespace>/langgraph`` and the thread
+    namespaces it lists (`branchmem.derived`; ``alice2`` or ``alice/work``
+    are other tenants and stay). It returns the namespace, then those.
     After the purge, the store's query logs (every log its searches wrote
     to) and ``query_logs`` (more `QueryLog` objects or paths) lose the
     searches of the namespace that returned a purged record (every search

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..errors import InvalidInput
 from ..model import Event
-from ..validate import MAX_MESSAGE_BYTES, check_int
+from ..validate import MAX_CONTENT_BYTES, MAX_MESSAGE_BYTES, check_int
 from . import chatgpt, claude, librechat, openwebui, sillytavern
 from .jsonstream import ArrayReader, first_char, read_whole
 from .model import Conversation, Skipped
@@ -87,7 +87,9 @@ class Export:
             raise InvalidInput(
                 f"unknown format {format!r}; use 'auto' or one of {', '.join(FORMATS)}"
             )
-        self.max_message_bytes = check_int(max_message_bytes, "max_message_bytes", 1)
+        self.max_message_bytes = check_int(
+            max_message_bytes, "max_message_bytes", 1, MAX_CONTENT_BYTES
+        )
         named, listed, self.skipped = _files(path)
         self.progress: Callable[[int, int], None] | None = None
         self.known: sillytavern.Known | None = None
@@ -189,8 +191,9 @@ def check_sizes(events: Sequence[Event], most: int) -> None:
             size = len(e.content.encode("utf-8", "replace"))
             raise Broken(
                 f"message {e.id!r} holds {size:,} bytes of text; the limit is {most:,} "
-                "(max_message_bytes, --max-message-bytes): raise it to import this "
-                "conversation"
+                "(max_message_bytes, --max-message-bytes; at most "
+                f"{MAX_CONTENT_BYTES:,}, the content limit of every event): split the "
+                "message to import this conversation"
             )
 
 

@@ -10,7 +10,9 @@
 - Purging a memory also blanks every source event that holds a copy of its
   text (the note event `Store.remember` writes, or any event whose content
   is exactly the record's).
-- Purging a **namespace** deletes everything in it, its name included.
+- Purging a **namespace** deletes everything in it, its name included, and
+  the namespaces derived from it (`branchmem.derived`: the LangGraph
+  integration's thread list and thread namespaces), with theirs.
 
 The audit log records each purge with the ids removed, never their content.
 A whole-namespace purge detaches the namespace's audit lines from its name:
@@ -35,8 +37,9 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..backends.base import LogFile, QueryLogRegistry
+from ..backends.base import Backend, LogFile, QueryLogRegistry
 from ..branch_types import CONFLICT
+from ..derived import registry_namespace, thread_namespace_of_record
 from ..engine import Engine
 from ..errors import InvalidInput, UnknownEvent, UnknownMemory, UnknownNamespace
 from ..model import Memory
@@ -69,16 +72,24 @@ def purge(
     now = engine.clock()
     b = engine.backend
     if whole_namespace:
+        # Looked for first in a read: in a write transaction on PostgreSQL, a
+        # namespace touched is locked and its write counter (its name) raised.
+        with b.reading():
+            derived = bool(b.audit(registry_namespace(ns), None))
         with b.transaction():
-            if not b.audit(ns, None):  # every write logs a line: nothing was ever here
+            if not b.audit(ns, None) and not derived:  # every write logs a line
                 raise UnknownNamespace(ns)
-            # Logged first, under the namespace's internal number, which the
-            # drop then detaches from the name: the line names no one.
-            log(engine, ns, "purge_namespace", [], actor, now)
-            b.drop_namespace(ns)
-        engine.forget(ns, None)
-        _purge_logs(engine, extra, ns, None)
-        return [ns]
+            # Read again under the list's lock: no thread is added to it now.
+            spaces = [ns, *_derived(b, ns)] if derived else [ns]
+            for n in spaces:
+                # Logged first, under the namespace's internal number, which the
+                # drop then detaches from the name: the line names no one.
+                log(engine, n, "purge_namespace", [], actor, now)
+                b.drop_namespace(n)
+        for n in spaces:
+            engine.forget(n, None)
+            _purge_logs(engine, extra, n, None)
+        return spaces
     with b.transaction():
         found = b.get_events(ns, ev_ids)
         for e in ev_ids:
@@ -114,6 +125,20 @@ def purge(
     engine.forget(ns, doomed_ids)
     _purge_logs(engine, extra, ns, doomed_ids)
     return removed
+
+
+def _derived(b: Backend, ns: str) -> list[str]:
+    """The namespaces derived from ``ns`` (`branchmem.derived`): its LangGraph
+    thread list, and the thread namespaces that list names."""
+    reg = registry_namespace(ns)
+    out, offset = [reg], 0
+    while page := b.list_records(reg, offset, _PAGE):
+        out += [t for r in page if (t := thread_namespace_of_record(ns, r.memory.id))]
+        offset += len(page)
+    return out
+
+
+_PAGE = 1000
 
 
 def checkpoint(engine: Engine) -> bool:

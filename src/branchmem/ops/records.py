@@ -21,6 +21,7 @@ from ..validate import (
     TIME_FIELDS,
     check_actor,
     check_batch,
+    check_content,
     check_id,
     check_importance,
     check_key,
@@ -28,7 +29,6 @@ from ..validate import (
     check_meta,
     check_namespace,
     check_sources,
-    check_text,
     memory_from,
     show,
 )
@@ -167,7 +167,7 @@ def supersede(
         new_id = fields.get("id")
         mem = Memory(
             id=check_id(new_id, "memory id") if new_id is not None else new_record_id(),
-            content=check_text(content, "content"),
+            content=check_content(content, "content"),
             sources=retracting.sources,
             kind=check_kind(fields.get("kind", old.kind)),
             key=check_key(fields.get("key", old.key)),

@@ -26,7 +26,7 @@ from .. import __version__
 from ..errors import BranchmemError, InvalidInput
 from ..retrieval.embed import Embedder
 from ..store import Store
-from ..validate import MAX_DEPTH, MAX_INT
+from ..validate import MAX_CONTENT_BYTES, MAX_DEPTH, MAX_INT, MAX_PARENTS, MAX_SOURCES
 from . import models as M
 from . import service as svc
 from .auth import KeyStore, key_of
@@ -115,8 +115,11 @@ def create_app(
 
 def _limits_text(lim: Limits) -> str:
     return (
-        f"Limits: a body of at most {lim.max_body_bytes} bytes and {lim.max_batch} items "
-        f"(413); `k` at most {lim.max_k}, a page at most {lim.max_page} items, a query at "
+        f"Limits: a body of at most {lim.max_body_bytes} bytes, {lim.max_batch} items and "
+        f"{lim.max_rows} rows (an item and its parents or sources) (413); per item, at every "
+        f"door: content of at most {MAX_CONTENT_BYTES} bytes, {MAX_PARENTS} parents, "
+        f"{MAX_SOURCES} sources, no NUL in content or meta (422); no key twice in a JSON "
+        f"object (422); `k` at most {lim.max_k}, a page at most {lim.max_page} items, a query at "
         f"most {lim.max_query} characters (422); at most {lim.max_concurrent} requests of one "
         f"key in flight (429, with Retry-After); a search embeds at most {lim.max_embed} "
         "records itself: a hybrid search ranks records still without a vector by keyword "

@@ -23,50 +23,10 @@ from ..retrieval.hit import Hit
 from ..store import Store
 from ..validate import check_int, check_namespace
 from .auth import Principal
-from .errors import LimitExceeded, PayloadTooLarge
+from .errors import LimitExceeded
+from .limits import Limits as Limits
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Caps a server puts on one request (over them: 413, 422, 429 or 503).
-
-    ``max_query``: characters of a search query (422). ``max_embed``: records
-    without a vector one search embeds itself; past it a hybrid search ranks
-    the rest by keyword and a vector-only one answers 503 (`EmbeddingPending`).
-    ``max_concurrent``: requests of one key in flight at once (429 past it).
-    """
-
-    max_body_bytes: int = 1_000_000
-    max_batch: int = 1_000
-    max_k: int = 100
-    max_page: int = 1_000
-    max_query: int = 2_000
-    max_embed: int = 32
-    max_concurrent: int = 16
-
-    def query(self, text: object) -> None:
-        if isinstance(text, str) and len(text) > self.max_query:
-            raise LimitExceeded(
-                f"the query is {len(text)} characters; this server takes at most "
-                f"{self.max_query}: send a shorter one"
-            )
-
-    def batch(self, items: Sequence[T], what: str) -> Sequence[T]:
-        if len(items) > self.max_batch:
-            raise PayloadTooLarge(
-                f"{len(items)} {what} in one request; this server takes at most "
-                f"{self.max_batch}: send them in several requests"
-            )
-        return items
-
-    def page(self, limit: int | None) -> int:
-        if limit is None:
-            return self.max_page
-        if limit < 1 or limit > self.max_page:
-            raise LimitExceeded(f"limit must be between 1 and {self.max_page}, got {limit}")
-        return limit
 
 
 @dataclass(frozen=True)
@@ -102,6 +62,7 @@ def add_events(ctx: Ctx, namespace: str, items: Sequence[Mapping[str, Any]]) -> 
     """Add events (one with ``branch`` goes under that branch's head)."""
     ctx.allow(namespace, "read")  # an unknown namespace answers before any other check
     ctx.limits.batch(items, "events")
+    ctx.limits.rows(items, "parents", "events")
     branches = {i.get("branch") for i in items}
     if len(items) == 1 and None not in branches:
         item = dict(items[0])
@@ -155,6 +116,7 @@ def add_memories(ctx: Ctx, namespace: str, items: Sequence[Mapping[str, Any]]) -
     """Add records; one with ``branch`` is a `Store.remember` on that branch."""
     ctx.allow(namespace, "read")  # an unknown namespace answers before any other check
     ctx.limits.batch(items, "memories")
+    ctx.limits.rows(items, "sources", "memories")
     branches = {i.get("branch") for i in items}
     if len(items) == 1 and None not in branches:
         item = {k: v for k, v in items[0].items() if v is not None}

@@ -131,6 +131,7 @@ class _Local(threading.local):
         # audit lines and records by namespace, head moves by branch.
         self.tops: dict[tuple[str, str, str], int] = {}
         self.counted: dict[str, int] = {}  # each locked namespace's write counter, read with it
+        self.dropped: set[str] = set()  # namespaces this transaction purged whole
 
 
 class PgConnection:
@@ -233,6 +234,7 @@ class PgConnection:
             st.conn, st.depth, st.write, st.begun, st.locked = conn, 1, write, False, set()
             st.erasures, st.erasing, st.seg_cache, st.queue, st.sent = None, False, {}, [], False
             st.view, st.empty, st.after, st.tops, st.counted = {}, set(), [], {}, {}
+            st.dropped = set()
             try:
                 yield
             except BaseException as exc:
@@ -251,7 +253,8 @@ class PgConnection:
                 if st.begun:
                     if st.write:
                         raised = self._own_raises()
-                        for ns in sorted(st.locked):
+                        # A purged namespace's counter row went with it (it holds the name).
+                        for ns in sorted(st.locked - st.dropped):
                             st.queue.append((WROTE, {"ns": ns}, None))
                     if st.erasing:
                         # Last, so no lock is taken after this row's: purges of
@@ -267,6 +270,8 @@ class PgConnection:
                 raise StorageError(f"PostgreSQL store {self.url!r}: commit failed: {exc}") from exc
             finally:
                 self._own.end(raised, committed)
+                if committed:
+                    self._own.restart(st.dropped)
             if st.seg_cache and not st.erasing:
                 self._share_segments(st.erasures, st.seg_cache)
         finally:
@@ -281,7 +286,9 @@ class PgConnection:
         st, own = self._st, self._own
         if st.queue and any(own.watched(ns) and ns not in st.counted for ns in st.locked):
             self._flush()
-        return own.begin({ns: st.counted[ns] + 1 for ns in st.locked if ns in st.counted})
+        return own.begin(
+            {ns: st.counted[ns] + 1 for ns in st.locked - st.dropped if ns in st.counted}
+        )
 
     def after_commit(self, fn: Callable[[], None]) -> None:
         """Run ``fn`` once this thread's transaction commits (at once outside one;
@@ -356,6 +363,13 @@ class PgConnection:
             self._enqueue(READ_WRITES, {"ns": ns}, lambda c: view.__setitem__(key, c.fetchone()[0]))
             self._flush()
         return Generation(int(view[key]), st.erasures or 0)
+
+    def _dropped(self, ns: str) -> None:
+        """This write transaction purges ``ns`` whole: its write counter's row
+        (which holds the name) is deleted, and not raised again as it commits."""
+        self._erased()
+        self._st.dropped.add(ns)
+        self._q("DELETE FROM ns_counters WHERE ns = %(ns)s", {"ns": ns}, defer=True)
 
     def _erased(self) -> None:
         """This write transaction deletes or blanks rows: raise the stored

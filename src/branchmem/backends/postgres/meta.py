@@ -204,18 +204,19 @@ class PgMeta(PgRows):
         )
 
     def drop_namespace(self, ns: str) -> None:
-        self._erased()
+        self._dropped(ns)  # (its write counter: `conn.PgConnection._dropped`)
         for table in (
             "events", "waits", "segments", "records", "record_waits", "branches",
             "head_moves", "snapshots", "life", "vectors", "terms",
         ):  # fmt: skip
             self._q(f"DELETE FROM {table} WHERE ns = %(ns)s", {"ns": ns}, defer=True)
         # The name (often a user id or an email) goes from the audit lines too:
-        # they stay (ids and ops, never content) under a name no one can guess.
+        # they stay (ops, times and actors; not their ids, which integrations
+        # build from thread ids and the like) under a name no one can guess.
         # Copied, then deleted: no statement rewrites a key's namespace (a
         # distributed table's shard column cannot be updated) or spans two.
         lines = self._q(
-            "SELECT seq, at, actor, op, ids FROM audit WHERE ns = %(ns)s ORDER BY seq", {"ns": ns}
+            "SELECT seq, at, actor, op, '' FROM audit WHERE ns = %(ns)s ORDER BY seq", {"ns": ns}
         )
         if lines:
             self._insert(

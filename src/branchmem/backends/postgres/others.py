@@ -95,6 +95,16 @@ class OwnRaises:
                 elif len(kept.mine) > FOLD_AT:
                     kept.fold(v)
 
+    def restart(self, namespaces: Iterable[str]) -> None:
+        """These namespaces were purged whole: their counters are gone and count
+        again from zero, so what was kept of them is forgotten. (The purge raised
+        the erasure counter too: every cache drops what it kept of them.)"""
+        if not namespaces:
+            return
+        with self._lock:
+            for ns in namespaces:
+                self._kept.pop(ns, None)
+
     def others(self, ns: str, stored: int) -> int | None:
         """What others committed to ``ns`` up to its counter ``stored`` (read
         after `watch`); ``None`` for a read older than what is folded: read again."""

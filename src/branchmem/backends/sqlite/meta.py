@@ -225,7 +225,9 @@ class MetaTables(SQLiteParts):
         ):  # fmt: skip
             self._db.execute(f"DELETE FROM {table} WHERE ns=?", (nid,))
         # The name (often a user id or an email) goes; the number stays, never
-        # reused, holding the audit lines (ids and ops, never content).
+        # reused, holding the audit lines (ops, times and actors; not their ids,
+        # which integrations build from thread ids and the like: `branchmem.derived`).
+        self._db.execute("UPDATE audit SET ids='' WHERE ns=?", (nid,))
         self._db.execute("UPDATE namespaces SET name=? WHERE id=?", (f"\x00purged {nid}", nid))
         self._ns_ids.pop(ns, None)
         self._seg_cache = {k: v for k, v in self._seg_cache.items() if k[0] != nid}

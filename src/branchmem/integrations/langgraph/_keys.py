@@ -12,13 +12,18 @@ In the caller's namespace (the one memories are gated in):
 Bookkeeping (checkpoint data, pending writes, listings) lives in namespaces of
 its own, so that it never shows up in, or slows down, a gated read:
 ``<ns>/langgraph`` lists the threads, ``<ns>/langgraph/<thread>`` holds one
-thread's checkpoints.
+thread's checkpoints. Their names come from `branchmem.derived`, the rule by
+which purging ``<ns>`` whole purges them too.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+
+from ...derived import registry_namespace as registry_namespace
+from ...derived import thread_namespace as thread_namespace
+from ...derived import thread_record as thread_record
 
 THREADS_ROOT = "threads"
 """The root event, in the registry namespace, that every thread's record names."""
@@ -46,18 +51,6 @@ def task_parent(task_event_id: str) -> str | None:
         return None
     _, thread, cid, _ = json.loads(task_event_id[3:])
     return checkpoint_event(thread, "", cid)
-
-
-def registry_namespace(ns: str) -> str:
-    return f"{ns}/langgraph"
-
-
-def thread_namespace(ns: str, thread: str) -> str:
-    return f"{ns}/langgraph/{_j(thread)}"
-
-
-def thread_record(thread: str) -> str:
-    return "thread:" + _j(thread)
 
 
 def checkpoint_root(checkpoint_ns: str, checkpoint_id: str) -> str:

@@ -323,27 +323,29 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
             return
         reg = k.registry_namespace(self.namespace)
         tns = k.thread_namespace(self.namespace, thread)
-        self.store.add_events(
-            [{"id": k.THREADS_ROOT, "role": "note", "namespace": reg},
-             {"id": k.THREAD_ROOT, "role": "note", "namespace": tns}]
-        )  # fmt: skip
+        # Listed before anything is written in its namespace: a whole-namespace
+        # purge finds every thread namespace from the list (`branchmem.derived`).
+        self.store.add_event(k.THREADS_ROOT, role="note", namespace=reg)
         self.store.add_memory(
             "", sources=[k.THREADS_ROOT], kind="working", namespace=reg,
             id=k.thread_record(thread), meta={"thread_id": thread},
         )  # fmt: skip
+        self.store.add_event(k.THREAD_ROOT, role="note", namespace=tns)
         self._known_threads.add(thread)
 
     # --------------------------------------------------------------- deletion
     def delete_thread(self, thread_id: str) -> None:
         """Forget a thread's checkpoints and writes. The lineage events stay (they
         hold only ids), so store memories written on the thread keep their gate."""
+        # The thread's namespace first, then its listing: a thread namespace
+        # is never left unlisted (`branchmem.derived`).
+        tns = k.thread_namespace(self.namespace, thread_id)
+        if self._records(tns, k.THREAD_ROOT):
+            self.store.purge(whole_namespace=True, namespace=tns)
         reg = k.registry_namespace(self.namespace)
         tid = k.thread_record(thread_id)
         if any(m.id == tid for m in self._records(reg, k.THREADS_ROOT)):
             self.store.purge(memories=[tid], namespace=reg)
-        tns = k.thread_namespace(self.namespace, thread_id)
-        if self._records(tns, k.THREAD_ROOT):
-            self.store.purge(whole_namespace=True, namespace=tns)
         self._known_threads.discard(thread_id)
         _lt.head_moved(self.store, self.namespace, thread_id, None)
 
