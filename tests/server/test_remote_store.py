@@ -200,7 +200,7 @@ def test_import_export(any_store: Any) -> None:
 
     data = Path(__file__).parents[1] / "data" / "importers" / "chatgpt.json"
     report = any_store.import_export(data)
-    assert [c.added for c in report.conversations] == [6, 5, 1]
+    assert [c.added for c in report.conversations] == [5, 5, 1]  # no hidden empty system turn
     assert any_store.branch_head("conv/6630a1b2-0000-4000-8000-000000000001") == "a2b"
     assert [c.added for c in any_store.import_export(data).conversations] == [0, 0, 0]
 
