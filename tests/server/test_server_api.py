@@ -198,6 +198,12 @@ def test_unknown_ids_and_anchors_are_404(
     assert_error(call(served, "admin", "alice", method, path, kw), 404, type_)
 
 
+@pytest.mark.parametrize("query", ["\x00", "\x00 \x00", " ", ""])
+def test_a_query_of_nul_or_blanks_is_refused(served: Served, query: str) -> None:
+    r = call(served, "alice", "alice", "POST", "search", {"json": {"query": query, "at": "e2"}})
+    assert_error(r, 422, "InvalidInput")
+
+
 def test_other_errors_keep_their_status(served: Served) -> None:
     r = call(served, "alice", "alice", "POST", "events", {"json": {"id": "e2", "parent": "e1"}})
     err = assert_error(r, 422, "ConflictingEvent")
