@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidInput
 from .model import KINDS, Memory
-from .validate import check_anchors, check_int
+from .validate import check_anchors, check_int, check_query
 
 if TYPE_CHECKING:
     import os
@@ -116,6 +116,8 @@ def build_context(
             check_int(v, f"{name} (or None, for no limit)")
     if query is not None and not isinstance(query, str):
         raise InvalidInput(f"query must be text or None, got {type(query).__name__}")
+    if query is not None:
+        check_query(query)
     if at is None:
         return Context(None, [], [], query)
     key: str | tuple[str, ...]

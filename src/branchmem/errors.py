@@ -64,16 +64,24 @@ class CycleError(InvalidInput):
 
 
 class ConflictingEvent(InvalidInput):
-    """An event id was re-added with a different parent, role, content or meta."""
+    """An event id was re-added with a different parent, role, content or meta
+    (``in_batch``: the id came twice in one batch)."""
 
-    def __init__(self, event_id: str, namespace: str, field: str) -> None:
+    def __init__(
+        self, event_id: str, namespace: str, field: str, *, in_batch: bool = False
+    ) -> None:
         self.event_id = event_id
         self.namespace = namespace
         self.field = field
-        super().__init__(
-            f"event {event_id!r} in namespace {namespace!r} already exists with a different "
-            f"{field}; events are immutable, so add the change as a new event with a new id"
+        self.in_batch = in_batch
+        said = (
+            f"is repeated in the batch with a different {field}; give each event of "
+            "a batch its own id"
+            if in_batch
+            else f"already exists with a different {field}; events are immutable, so add "
+            "the change as a new event with a new id"
         )
+        super().__init__(f"event {event_id!r} in namespace {namespace!r} {said}")
 
 
 class ConflictingRecord(InvalidInput):

@@ -29,11 +29,13 @@ from .model import Event
 SegParents = Callable[[Iterable[int]], dict[int, tuple[Pos, ...]]]
 
 
-def same_event(old: Event, new: Event) -> None:
-    """Raise `ConflictingEvent` unless ``new`` re-adds ``old`` unchanged."""
+def same_event(old: Event, new: Event, *, in_batch: bool = False) -> None:
+    """Raise `ConflictingEvent` unless ``new`` re-adds ``old`` unchanged
+    (``in_batch``: ``old`` came earlier in the same batch)."""
     for name in ("parents", "role", "content", "meta"):
         if getattr(old, name) != getattr(new, name):
-            raise ConflictingEvent(new.id, new.namespace, "parent" if name == "parents" else name)
+            field = "parent" if name == "parents" else name
+            raise ConflictingEvent(new.id, new.namespace, field, in_batch=in_batch)
 
 
 def ancestor_ranges(pos: Pos, seg_parents: SegParents) -> dict[int, int]:
@@ -322,7 +324,7 @@ class Ingest:
             eid = ev.id
             old = rows[eid] if eid in rows else self.row(eid)
             if old is not None:
-                same_event(old.event, ev)
+                same_event(old.event, ev, in_batch=eid in self._new_ids)
                 give(old.event)
                 continue
             if branch_names and eid in branch_names:

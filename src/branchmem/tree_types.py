@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from .model import Event, Memory
+
+VERSION_OF = "version_of"
+"""The ``meta`` key by which a root names the conversation's first root: an
+edit of a conversation's first message is a root with
+``meta={"version_of": first_root_id}``. Other roots are separate
+conversations (``versions`` 1/1)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -14,11 +21,22 @@ class EventPage:
 
     ``cursor`` is None on the last page; otherwise pass it back as
     ``cursor=`` for the next one. A cursor belongs to the question that gave
-    it (children of one event, say) and is opaque.
+    it (children of one event, say) and is opaque. The page iterates over its
+    events, and ``len()`` counts them.
+
+    >>> page = EventPage((Event("a"), Event("b")))
+    >>> [e.id for e in page], len(page)
+    (['a', 'b'], 2)
     """
 
     events: tuple[Event, ...]
     cursor: str | None = None
+
+    def __iter__(self) -> Iterator[Event]:
+        return iter(self.events)
+
+    def __len__(self) -> int:
+        return len(self.events)
 
     def to_dict(self) -> dict[str, Any]:
         return {"events": [e.to_dict() for e in self.events], "cursor": self.cursor}

@@ -516,3 +516,13 @@ def check_anchors(at: Any) -> list[str]:
                 f"every anchor in `at` must be an event id or a branch name, got {show(a)}"
             )
     return list(dict.fromkeys(at))
+
+
+def check_query(query: Any) -> None:
+    """Refuse a query that asks nothing: not text, or only whitespace and NUL
+    (no stored text holds NUL, so NUL matches nothing a search could rank)."""
+    if not isinstance(query, str) or not query.replace("\x00", "").strip():
+        raise InvalidInput(
+            "query must be a non-empty string (more than NUL characters and whitespace); "
+            "to list every visible record use store.memories(at=...)"
+        )

@@ -39,6 +39,17 @@ def test_messages_say_what_to_do(store: Store) -> None:
         store.memories(at="nowhere")
 
 
+def test_an_id_twice_in_one_batch_says_it_is_repeated(store: Store) -> None:
+    batch = [{"id": "ok1"}, {"id": "ok2", "content": "a"}, {"id": "ok2", "content": "b"}]
+    with pytest.raises(ConflictingEvent, match=r"'ok2' .* repeated in the batch") as got:
+        store.add_events(batch)
+    assert got.value.in_batch and "already exists" not in str(got.value)
+    store.add_events(batch[:2])
+    with pytest.raises(ConflictingEvent, match=r"'ok2' .* already exists") as again:
+        store.add_events(batch[2:])
+    assert not again.value.in_batch
+
+
 def test_an_int_clock_reads_back_as_floats_everywhere(open_store: Callable[..., Store]) -> None:
     s = open_store(clock=lambda: 5)
     e = s.add_event("e1", content="x")

@@ -18,7 +18,7 @@ def test_versions_of_an_edit(store: Store) -> None:
         [
             {"id": "u1", "content": "我下个月搬去成都"},
             {"id": "a1", "parent": "u1", "role": "assistant", "content": "好的"},
-            {"id": "u1b", "content": "我下个月搬去杭州"},
+            {"id": "u1b", "content": "我下个月搬去杭州", "meta": {"version_of": "u1"}},
         ]
     )
     store.add_events([{"id": f"a1-{i}", "parent": "u1", "role": "assistant"} for i in range(5)])
@@ -31,6 +31,30 @@ def test_versions_of_an_edit(store: Store) -> None:
     rest = store.children("u1", limit=4, cursor=page.cursor)
     assert [e.id for e in rest.events] == ["a1-3", "a1-4"] and rest.cursor is None
     assert store.children("a1").events == () and store.children("a1").cursor is None
+
+
+def test_separate_conversations_are_not_versions_of_each_other(store: Store) -> None:
+    store.add_event("c1-m1", content="first chat")
+    store.add_event("c2-m1", content="second chat")
+    store.add_event("c2-m1b", content="second chat, edited", meta={"version_of": "c2-m1"})
+    store.add_event("c3-m1", content="third chat")
+    assert (str(store.versions("c1-m1")), str(store.versions("c3-m1"))) == ("1/1", "1/1")
+    v = store.versions("c2-m1b")
+    assert (str(v), v.previous, v.next) == ("2/2", "c2-m1", None)
+    assert store.versions("c2-m1").next == "c2-m1b"
+    assert [e.id for e in store.siblings("c2-m1")] == ["c2-m1", "c2-m1b"]
+    assert [e.id for e in store.siblings("c1-m1")] == ["c1-m1"]
+    page = store.siblings("c2-m1b", limit=1)
+    assert [e.id for e in page] == ["c2-m1"]
+    assert [e.id for e in store.siblings("c2-m1b", cursor=page.cursor)] == ["c2-m1b"]
+    assert len(store.children(None)) == 4
+
+
+def test_a_page_iterates_over_its_events(store: Store) -> None:
+    store.add_events([{"id": "q"}, {"id": "r1", "parent": "q"}, {"id": "r2", "parent": "q"}])
+    page = store.children("q")
+    assert [e.id for e in page] == ["r1", "r2"] and len(page) == 2
+    assert [e.id for e in store.siblings("r2")] == ["r1", "r2"]
 
 
 def test_tree_reads_refuse_bad_input(store: Store) -> None:

@@ -14,11 +14,21 @@ def load(name: str) -> Any:
     return json.loads((DATA / name).read_text(encoding="utf-8"))
 
 
+def chatgpt_kept(node: dict[str, Any]) -> bool:
+    """A node with a message, other than a hidden system message with no text."""
+    msg = node["message"]
+    if msg is None:
+        return False
+    hidden = (msg.get("metadata") or {}).get("is_visually_hidden_from_conversation")
+    parts = (msg.get("content") or {}).get("parts") or []
+    return not (msg["author"]["role"] == "system" and hidden and parts in ([], [""]))
+
+
 def chatgpt_path(conv: dict[str, Any]) -> list[str]:
     """From ``current_node`` up the ``parent`` links, leaving out nodes without a message."""
     out, node = [], conv["current_node"]
     while node is not None:
-        if conv["mapping"][node]["message"] is not None:
+        if chatgpt_kept(conv["mapping"][node]):
             out.append(node)
         node = conv["mapping"][node]["parent"]
     return out[::-1]

@@ -12,6 +12,7 @@ from branchmem import Store
 from branchmem.importers import branch_name, read_export
 from helpers.import_expect import (
     DATA,
+    chatgpt_kept,
     chatgpt_path,
     claude_path,
     librechat_messages,
@@ -37,7 +38,7 @@ def test_chatgpt(store: Store) -> None:
         cid = conv["conversation_id"]
         assert ids_at(store, f"conv/{cid}") == chatgpt_path(conv)
         # every message comes in, abandoned branches too; structural nodes do not
-        kept = {k for k, n in conv["mapping"].items() if n["message"] is not None}
+        kept = {k for k, n in conv["mapping"].items() if chatgpt_kept(n)}
         for k in kept:
             assert store.get_event(k).id == k
         line = next(r for r in report.conversations if r.id == cid)
@@ -46,9 +47,15 @@ def test_chatgpt(store: Store) -> None:
             len(kept),
             chatgpt_path(conv)[-1],
         )
-    # structural root skipped, its child is now a root; the edit is a sibling
-    assert store.get_event("sys").parents == ()
-    assert store.get_event("u1").parents == store.get_event("u1b").parents == ("sys",)
+    # structural root and the hidden empty system message skipped: the first
+    # message and its edit are roots, the edit names the first as its version
+    assert "sys" not in {e.id for e in store.events()}
+    assert store.get_event("u1").parents == store.get_event("u1b").parents == ()
+    named = {x: (store.get_event(x).meta or {}).get("version_of") for x in ("u1", "u1b")}
+    first, edit = ("u1", "u1b") if named["u1b"] else ("u1b", "u1")
+    assert (named[first], named[edit]) == (None, first)
+    assert {str(store.versions("u1")), str(store.versions("u1b"))} == {"1/2", "2/2"}
+    assert all(str(store.versions(r.id)) == "1/1" for r in store.children(None) if r.id[0] != "u")
     # non-text content: a placeholder or its text, never a crash
     assert store.get_event("u1b").content == "[image]\n我下个月搬去杭州。"
     assert store.get_event("u1b").meta["attachments"] == ["apartment.png"]
@@ -64,7 +71,6 @@ def test_chatgpt(store: Store) -> None:
     assert ctx.role == "system" and ctx.meta is not None and ctx.meta["kind"] == "profile"
     assert store.get_event("t-code").content == "print(2+2)"
     assert store.get_event("t-exec").role == "tool"
-    assert store.get_event("sys").meta["hidden"] is True
     skipped = {s.id: s.reason for s in report.skipped}
     assert "missing-node" in skipped["6630a1b2-0000-4000-8000-000000000003"]
     assert "mapping" in skipped["6630a1b2-0000-4000-8000-000000000004"]
@@ -227,7 +233,7 @@ def test_read_export_without_a_store() -> None:
     first = convs[0]
     assert first.branch == branch_name(first.id) == f"conv/{first.id}"
     assert first.path() == chatgpt_path(load("chatgpt.json")[0])
-    assert first.events[0].id == "sys"  # parents first
+    assert not first.events[0].parents  # parents first
     seen: set[str] = set()
     for e in first.events:
         assert all(p in seen for p in e.parents)

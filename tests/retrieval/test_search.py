@@ -228,8 +228,11 @@ def test_no_anchor_no_memories_and_bad_input(moving: Store) -> None:
         kwargs = {"at": "e3", **bad}
         with pytest.raises(InvalidInput):
             moving.search("杭州", embedder=EMB, **kwargs)
-    with pytest.raises(InvalidInput, match="non-empty string"):
-        moving.search("  ", at="e3")
+    for blank in ("  ", "", "\x00", "\x00 \x00", "\t\n"):
+        with pytest.raises(InvalidInput, match="non-empty string"):
+            moving.search(blank, at="e3")
+        with pytest.raises(InvalidInput, match="non-empty string"):
+            moving.context(at="e3", query=blank)
     with pytest.raises(InvalidInput, match="between 0 and 1"):
         Weights(importance=2.0)
     with pytest.raises(InvalidInput, match="both 0"):

@@ -84,7 +84,7 @@ def test_serve_does_not_print_a_urls_password(
     monkeypatch.setattr(uvicorn, "run", lambda app, **kw: served.append(app))
     keys = str(tmp_path / "k.keys")
     url = "postgresql://app:s3cret-pw@db.invalid:5432/memory"
-    assert main(["serve", "--db", url, "--keys", keys, "--port", "1"]) == 0
+    assert main(["serve", "--db", url, "--keys", keys, "--port", "0"]) == 0
     err = capsys.readouterr().err
     assert served and "serving postgresql://app:***@db.invalid" in err and "s3cret" not in err
 
@@ -99,11 +99,30 @@ def test_serve_says_when_it_made_the_store(
     monkeypatch.setattr(uvicorn, "run", lambda app, **kw: None)  # no socket
     keys = str(tmp_path / "k.keys")
     typo = tmp_path / "mem.bd"
-    assert main(["serve", "--db", str(typo), "--keys", keys, "--port", "1"]) == 0
+    assert main(["serve", "--db", str(typo), "--keys", keys, "--port", "0"]) == 0
     err = capsys.readouterr().err
     assert typo.exists() and err.count("made a new, empty one") == 1  # once, not per worker
     assert f"no store at {str(typo)!r}" in err and "check --db" in err
     there = tmp_path / "mem.db"
     Store(there).close()
-    assert main(["serve", "--db", str(there), "--keys", keys, "--port", "1"]) == 0
+    assert main(["serve", "--db", str(there), "--keys", keys, "--port", "0"]) == 0
     assert "made a new" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("port", ["99999", "-1", "taken"])
+def test_serve_refuses_a_bad_or_taken_port_before_saying_serving(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], port: str
+) -> None:
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        if port == "taken":
+            port = str(busy.getsockname()[1])
+        keys = str(tmp_path / "k.keys")
+        err = _fails(
+            ["serve", "--db", str(tmp_path / "m.db"), "--keys", keys, "--port", port], capsys
+        )
+    assert "serving" not in err and err.count("\n") == 1 and "--port" in err
+    assert list(tmp_path.iterdir()) == []  # nothing made before the check

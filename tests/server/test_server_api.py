@@ -198,10 +198,25 @@ def test_unknown_ids_and_anchors_are_404(
     assert_error(call(served, "admin", "alice", method, path, kw), 404, type_)
 
 
+@pytest.mark.parametrize("query", ["\x00", "\x00 \x00", " ", ""])
+def test_a_query_of_nul_or_blanks_is_refused(served: Served, query: str) -> None:
+    r = call(served, "alice", "alice", "POST", "search", {"json": {"query": query, "at": "e2"}})
+    assert_error(r, 422, "InvalidInput")
+
+
 def test_other_errors_keep_their_status(served: Served) -> None:
     r = call(served, "alice", "alice", "POST", "events", {"json": {"id": "e2", "parent": "e1"}})
     err = assert_error(r, 422, "ConflictingEvent")
-    assert err["detail"] == {"event_id": "e2", "namespace": "alice", "field": "content"}
+    assert err["detail"] == {
+        "event_id": "e2",
+        "namespace": "alice",
+        "field": "content",
+        "in_batch": False,
+    }
+    twice = [{"id": "ok2", "content": "a"}, {"id": "ok2", "content": "b"}]
+    r = call(served, "alice", "alice", "POST", "events", {"json": {"events": twice}})
+    err = assert_error(r, 422, "ConflictingEvent")
+    assert "'ok2'" in err["message"] and "repeated in the batch" in err["message"]
     body = {"to": "e2", "expected_head": "e2b"}
     r = call(served, "alice", "alice", "POST", "branches/main/head", {"json": body})
     assert_error(r, 409, "BranchConflict")

@@ -24,7 +24,7 @@ def _chat(s: Any) -> None:
         [
             {"id": "u1", "content": "我下个月搬去成都"},
             {"id": "a1", "parent": "u1", "role": "assistant"},
-            {"id": "u1b", "content": "我下个月搬去杭州"},
+            {"id": "u1b", "content": "我下个月搬去杭州", "meta": {"version_of": "u1"}},
             {"id": "dir/a", "parent": "u1", "role": "assistant"},
         ]
     )
@@ -53,6 +53,7 @@ def test_remote_and_embedded_agree(any_store: Any) -> None:
     assert [e.id for e in rest.events] == ["r1", "r2", "r3", "r4"] and rest.cursor is None
     assert [e.id for e in any_store.children(None).events] == ["u1", "u1b"]
     assert [e.id for e in any_store.siblings("u1b").events] == ["u1", "u1b"]
+    assert [e.id for e in any_store.siblings("u1b")] == ["u1", "u1b"]  # a page iterates
     v = any_store.versions("dir/a")
     assert isinstance(v, Versions) and (v.position, v.count, v.previous, v.next) == (
         2,

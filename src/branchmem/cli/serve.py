@@ -163,6 +163,25 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def _check_port(host: str, port: int) -> None:
+    """Refuse, in one line, a port out of range or one taken, before serving is announced."""
+    import socket
+
+    if not 0 <= port <= 65535:
+        raise InvalidInput(f"--port must be 0 to 65535 (0: any free port), got {port}")
+    try:
+        family, kind, proto, _, addr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server's own
+            probe.bind(addr)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise InvalidInput(
+            f"cannot serve on {host}:{port}: {reason}; pick another --port or --host "
+            "(or stop what listens there)"
+        ) from None
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     _need_server("serve")
     import uvicorn
@@ -176,6 +195,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             f"--no-auth serves only on loopback (127.0.0.1 or ::1), not {args.host!r}; "
             "create a key with `branchmem keys create` to serve beyond this machine"
         )
+    _check_port(args.host, args.port)
     keys = None if args.no_auth else open_keys(args)
     if args.no_auth:
         print(

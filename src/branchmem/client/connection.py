@@ -16,6 +16,21 @@ import httpx
 
 from ..errors import InvalidInput, StorageError
 from ..server.errors import from_payload
+from ..validate import check_anchors, check_id, check_int, check_namespace
+
+# Arguments checked here as `Store` checks them, so that a wrong type is the
+# same `InvalidInput` before a request (the server's models would coerce "3").
+_WHOLE = ("k", "limit", "window", "offset", "last")
+
+
+def _check_args(values: Mapping[str, Any] | None) -> None:
+    for key, v in (values or {}).items():
+        if v is None:
+            continue
+        if key == "at" and not isinstance(v, str):
+            check_anchors(v)
+        elif key in _WHOLE:
+            check_int(v, key)
 
 
 class Connection:
@@ -52,8 +67,8 @@ class Connection:
 
     def url(self, namespace: str | None, *parts: str) -> str:
         """The path of ``parts`` under ``namespace`` (the default one if None)."""
-        ns = self.namespace if namespace is None else namespace
-        tail = "/".join(quote(p, safe="") for p in parts)
+        ns = self.namespace if namespace is None else check_namespace(namespace)
+        tail = "/".join(quote(check_id(p, "id"), safe="") for p in parts)
         return f"/v1/namespaces/{quote(ns, safe='')}/{tail}"
 
     def send(
@@ -65,6 +80,8 @@ class Connection:
         params: Mapping[str, Any] | None = None,
     ) -> Any:
         """One request; the decoded JSON answer, or the store's exception raised."""
+        _check_args(params)
+        _check_args(json if isinstance(json, dict) else None)
         clean = None if params is None else {k: v for k, v in params.items() if v is not None}
         try:
             r = self._http.request(

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..graph.model import Edge
+from ..validate import check_anchors
 from .tree import Remote
 
 
@@ -54,7 +55,10 @@ def graph_neighbors(
     ``entities``, ``edges`` and ``paths`` (`GraphView.to_dict`'s shape)."""
     if at is None:
         return {"at": None, "namespace": namespace, "entities": [], "edges": [], "paths": []}
-    params: dict[str, Any] = {"at": [at] if isinstance(at, str) else list(at), "entity": entity}
+    params: dict[str, Any] = {
+        "at": [at] if isinstance(at, str) else check_anchors(at),
+        "entity": entity,
+    }
     params |= {"hops": hops, "now": now}
     out: dict[str, Any] = self._c.send("GET", namespace, "graph", params=params)
     return out

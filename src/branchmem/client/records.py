@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..model import Event, Explanation, Memory
-from ..validate import check_int
+from ..validate import check_anchors, check_int
 from . import decode
 from .connection import Connection
 
@@ -106,7 +106,7 @@ def memories(
     """``at=None`` is ``[]``, asked of no one."""
     if at is None:
         return []
-    params = {"at": [at] if isinstance(at, str) else list(at), "kind": kind, "now": now}
+    params = {"at": [at] if isinstance(at, str) else check_anchors(at), "kind": kind, "now": now}
     params |= {"as_of": as_of, "include_archived": include_archived}
     return [Memory.from_dict(d) for d in c.all("memories", namespace, "memories", **params)]
 

@@ -15,6 +15,7 @@ from ..context import Context
 from ..errors import InvalidInput
 from ..model import Memory
 from ..retrieval.hit import Hit
+from ..validate import check_anchors
 from . import decode
 from .connection import Connection
 
@@ -44,7 +45,7 @@ def search(
     for option in NOT_SERVED:
         if options.get(option) is not None:
             raise InvalidInput(f"{option}= is not served over HTTP; leave it out")
-    anchors = at if at is None or isinstance(at, str) else list(at)
+    anchors = at if at is None or isinstance(at, str) else check_anchors(at)
     given = {key: v for key, v in options.items() if v is not None and v is not False}
     if isinstance(given.get("kind"), (tuple, set, frozenset)):
         given["kind"] = list(given["kind"])
@@ -93,7 +94,7 @@ def context(
 ) -> Context:
     if any(v is not None for v in search_options.values()):
         raise InvalidInput("search options are the server's, not per call; leave them out")
-    anchors = [at] if isinstance(at, str) else None if at is None else list(at)
+    anchors = [at] if isinstance(at, str) else None if at is None else check_anchors(at)
     params = {"at": anchors, "query": query, "window": window, "k": k}
     d = c.send("GET", namespace, "context", params=params)
     chain = tuple(d["at"]) if isinstance(d["at"], list) else d["at"]

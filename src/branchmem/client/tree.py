@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..tree_types import Diff, EventPage, Versions
+from ..validate import check_anchors
 
 if TYPE_CHECKING:
     from .connection import Connection
@@ -66,4 +67,4 @@ def diff(
 
 
 def _side(at: str | Sequence[str]) -> list[str]:
-    return [at] if isinstance(at, str) else list(at)
+    return [at] if isinstance(at, str) else check_anchors(at)

@@ -41,11 +41,13 @@ def siblings(
     limit: int = 100,
     cursor: str | None = None,
 ) -> EventPage:
-    """The versions of ``event_id``: the events with its parents (roots: the
-    other roots), itself included, in arrival order; paged like `children`.
+    """The versions of ``event_id``: the events with its parents (for a root,
+    the roots naming the same first root in ``meta["version_of"]``), itself
+    included, in arrival order; paged like `children`. The page iterates.
 
-    >>> s = Store(); _ = s.add_events([{"id": "a"}, {"id": "b"}])
-    >>> [e.id for e in s.siblings("b").events]
+    >>> s = Store(); _ = s.add_events([{"id": "q"}, {"id": "a", "parent": "q"},
+    ...                                {"id": "b", "parent": "q"}])
+    >>> [e.id for e in s.siblings("b")]
     ['a', 'b']
     """
     return _tree.siblings(self._engine, event_id, namespace=namespace, limit=limit,
@@ -54,11 +56,14 @@ def siblings(
 
 def versions(self: Front, event_id: str, *, namespace: str = "default") -> Versions:
     """Where ``event_id`` stands among its `siblings`: "version 2 of 3", with
-    the previous and next versions' ids.
+    the previous and next versions' ids. Roots are separate conversations
+    (1/1) unless one names the other in ``meta["version_of"]``: an edit of a
+    conversation's first message.
 
-    >>> s = Store(); _ = s.add_events([{"id": "a"}, {"id": "b"}])
-    >>> print(s.versions("b"), s.versions("b").previous)
-    2/2 a
+    >>> s = Store(); _ = s.add_events([{"id": "a"}, {"id": "other"},
+    ...                                {"id": "b", "meta": {"version_of": "a"}}])
+    >>> print(s.versions("b"), s.versions("b").previous, s.versions("other"))
+    2/2 a 1/1
     """
     return _tree.versions(self._engine, event_id, namespace=namespace)
 

@@ -3,12 +3,15 @@ current_node, conversation_id, title}]``.
 
 Node ids become event ids. A node with ``message: null`` (the root, or
 ``client-created-root``) is structural: skipped, its children hang from the
-nearest message above. Content that is not plain text (images, code,
-execution output, browsing, ``thoughts``) becomes its text or a short
-placeholder. The hidden ``user_editable_context`` node (the user's custom
-instructions) becomes a ``system`` event labelled as the profile it is
-(``meta["kind"] = "profile"``); a reply that did not finish keeps its
-``status`` and ``finish`` (``interrupted``) in ``meta``.
+nearest message above; so is the hidden empty ``system`` message most
+conversations start with. The first user message and its edits then become
+roots: the edits name the first in ``meta["version_of"]``. Content that is
+not plain text (images, code, execution output, browsing, ``thoughts``)
+becomes its text or a short placeholder. The hidden
+``user_editable_context`` node (the user's custom instructions) becomes a
+``system`` event labelled as the profile it is (``meta["kind"] =
+"profile"``); a reply that did not finish keeps its ``status`` and
+``finish`` (``interrupted``) in ``meta``.
 """
 
 from __future__ import annotations
@@ -94,6 +97,12 @@ def _node(nid: str, parent: str | None, node: dict[str, Any]) -> Node:
             "finish": _finish(metadata),
         }
     )
+    if (
+        author.get("role") == "system"
+        and metadata.get("is_visually_hidden_from_conversation")
+        and not text_of(content).strip()
+    ):
+        return Node(nid, parent, None)  # the hidden empty system message: no turn
     if content.get("content_type") == "user_editable_context":
         # The custom instructions: a note about the user for the model, not a turn.
         meta = {**(meta or {}), "kind": "profile"}

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import InvalidInput
 from ..model import Event
+from ..tree_types import VERSION_OF
 from ..validate import check_id
 from .model import Conversation
 
@@ -112,13 +113,16 @@ def build(
             f"{nul} message(s) held NUL characters ('\\x00'), which a store cannot hold; "
             "they were dropped from the text"
         )
+    # Several roots in one conversation are versions of its first message (an
+    # edit of it): each later root names the first in meta["version_of"].
+    first = order[0]
     events = tuple(
         Event(
             n.id,
             parents=() if (up := kept_parent[n.id]) is None else (up,),
             role=n.role or "assistant",
             content=n.content.replace("\x00", "") if nul else n.content,
-            meta=n.meta,
+            meta={**(n.meta or {}), VERSION_OF: first} if up is None and n.id != first else n.meta,
         )
         for n in (by_id[i] for i in order)
     )

@@ -20,7 +20,15 @@ from ..errors import InvalidInput
 from ..model import KINDS, Memory
 from ..ops.reads import explain as explain_at
 from ..searchlog import QueryLog
-from ..validate import check_anchors, check_int, check_json, check_time, check_utf8, show
+from ..validate import (
+    check_anchors,
+    check_int,
+    check_json,
+    check_query,
+    check_time,
+    check_utf8,
+    show,
+)
 from . import ann, fastfuse, recency_order, server_ann
 from . import cutoff as cutoff_mod
 from . import filters as filters_mod
@@ -115,11 +123,7 @@ def search(
     """
     started = time.time()
     engine = engine_of(store)
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidInput(
-            "query must be a non-empty string; to list every visible record use "
-            "store.memories(at=...)"
-        )
+    check_query(query)
     check_utf8(query, "query")
     check_int(k, "k", 1)
     if mode not in MODES:

@@ -1,19 +1,26 @@
 // Versions of a message in the inspector's tree: the events with the same parents
 // (an edit of a user message, a regeneration of a reply), in arrival order, as
-// `Store.versions` counts them. Drawn on a row as a switcher "‹ 2/3 ›".
+// `Store.versions` counts them. Roots are separate conversations: a root's
+// versions are the roots naming the same first root in meta.version_of.
+// Drawn on a row as a switcher "‹ 2/3 ›".
 
 export function shortId(id) {
   // Long generated ids (34 characters) are cut to their head and tail.
   return id.length > 14 ? `${id.slice(0, 6)}…${id.slice(-4)}` : id;
 }
 
-function key(parents) { return [...parents].sort().join("\u001f"); }
+function key(e) {
+  const parents = e.parents || [];
+  if (parents.length) return [...parents].sort().join("\u001f");
+  const first = e.meta && typeof e.meta.version_of === "string" && e.meta.version_of;
+  return `\u001e${first || e.id}`;  // a root: its conversation's first root
+}
 
 // id -> {position, count, previous, next} for every event with a sibling.
 export function versionsOf(events) {
   const groups = new Map();
   for (const e of events) {
-    const k = key(e.parents || []);
+    const k = key(e);
     (groups.get(k) || groups.set(k, []).get(k)).push(e.id);
   }
   const out = new Map();
