@@ -24,6 +24,10 @@ counts for the others while it is on that thread's current lineage:
 With ``shared=False`` each run sees its own lineage only, and a bare read
 raises `InvalidInput` (use ``store.at(config)``).
 
+A run of a graph compiled without a checkpointer has no checkpoint to gate by
+(nor any to rewind to): its store calls are bare calls, its writes sourced from
+the shared event. A checkpointer other than `BranchmemSaver` is refused at once.
+
 Gating happens at the root graph's checkpoints: a subgraph's tasks read and
 write as the root task that runs the subgraph (LangGraph gives a subgraph task
 the root checkpoint in ``checkpoint_map``, and its writes are sourced from the
@@ -69,6 +73,10 @@ from ._views import task_wrote, view_of, wait_saved
 from .saver import BranchmemSaver
 
 __all__ = ["BranchmemStore", "item_key"]
+
+CHECKPOINTER = "__pregel_checkpointer"
+"""Where LangGraph puts a run's checkpointer in a task's config (``None``: the
+graph has none); its ``langgraph.constants`` name is kept for compatibility only."""
 
 
 class BranchmemStore(BaseStore):
@@ -212,6 +220,8 @@ class BranchmemStore(BaseStore):
                 "there is no checkpoint to read at; use store.at(config) with a "
                 "checkpoint config (or a branchmem anchor)"
             )
+        if not self._checkpointed(config):
+            return None, None  # a run without a checkpointer: as a bare call
         thread, cid, task_id = task_of(config)
         check_thread(self.store.redactor, thread)  # before waiting for its checkpoint
         checkpoint = k.checkpoint_event(thread, "", cid)
@@ -230,6 +240,31 @@ class BranchmemStore(BaseStore):
             return checkpoint, thread
         self._linked.add(task)
         return task, thread
+
+    def _checkpointed(self, config: RunnableConfig) -> bool:
+        """Does the run of ``config`` save its checkpoints with a `BranchmemSaver`?
+        ``False`` for a graph compiled without a checkpointer (its store calls
+        are bare calls: there is no checkpoint to gate by, nor any to rewind to);
+        a checkpointer of another kind is refused at once."""
+        conf = config.get("configurable") or {}
+        if CHECKPOINTER not in conf:  # (not told: as before, wait for the checkpoint)
+            return True
+        saver = conf[CHECKPOINTER]
+        if saver is None:
+            if self.shared:
+                return False
+            raise InvalidInput(
+                "BranchmemStore(shared=False) keeps each checkpoint lineage apart, and "
+                "this graph has no checkpointer: compile it with checkpointer="
+                "BranchmemSaver(the same Store), or use BranchmemStore(store) (shared)"
+            )
+        if not isinstance(saver, BranchmemSaver):
+            raise InvalidInput(
+                f"this graph's checkpointer is a {type(saver).__name__}: BranchmemStore "
+                "gates items by the checkpoints of a BranchmemSaver; compile it with "
+                "checkpointer=BranchmemSaver(the same Store), or without a checkpointer"
+            )
+        return True
 
     # -------------------------------------------------------------------- batch
     def batch(self, ops: Iterable[Op]) -> list[Result]:
