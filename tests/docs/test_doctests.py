@@ -33,6 +33,7 @@ EXTRAS = {
     "httpx": "server",
     "mcp": "server",
     "langgraph": "langgraph",
+    "agents": "openai-agents",
     "psycopg": "postgres",
     "psycopg_pool": "postgres",
     "cryptography": "redact",
