@@ -34,6 +34,7 @@ EXTRAS = {
     "mcp": "server",
     "langgraph": "langgraph",
     "agents": "openai-agents",
+    "google": "adk",
     "psycopg": "postgres",
     "psycopg_pool": "postgres",
     "cryptography": "redact",

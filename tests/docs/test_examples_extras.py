@@ -10,25 +10,23 @@ import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
+CASES = [  # (example, the package it needs, the extra that installs it)
+    ("langgraph_fork", "langgraph", "langgraph"),
+    ("langgraph_longterm", "langgraph", "langgraph"),
+    ("openai_agents_undo", "agents", "openai-agents"),
+    ("adk_rewind", "google.adk", "adk"),
+]
 
-@pytest.mark.parametrize("name", ["langgraph_fork", "langgraph_longterm"])
-def test_a_missing_langgraph_is_one_line(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    for loaded in [m for m in sys.modules if m.split(".")[0] == "langgraph"]:
+
+@pytest.mark.parametrize(("name", "package", "extra"), CASES)
+def test_a_missing_extra_is_one_line(
+    name: str, package: str, extra: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for loaded in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
         monkeypatch.delitem(sys.modules, loaded)  # put back afterwards
-    monkeypatch.setitem(sys.modules, "langgraph", None)  # as if not installed
+    monkeypatch.setitem(sys.modules, package, None)  # as if not installed
     with pytest.raises(SystemExit) as exit_:
         runpy.run_path(str(EXAMPLES / f"{name}.py"), run_name="__main__")
     message = str(exit_.value.code)
-    assert "is not installed" in message and "pip install 'branchmem[langgraph]'" in message
-    assert "\n" not in message
-
-
-def test_a_missing_openai_agents_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    for loaded in [m for m in sys.modules if m.split(".")[0] == "agents"]:
-        monkeypatch.delitem(sys.modules, loaded)  # put back afterwards
-    monkeypatch.setitem(sys.modules, "agents", None)  # as if not installed
-    with pytest.raises(SystemExit) as exit_:
-        runpy.run_path(str(EXAMPLES / "openai_agents_undo.py"), run_name="__main__")
-    message = str(exit_.value.code)
-    assert "is not installed" in message and "pip install 'branchmem[openai-agents]'" in message
+    assert "is not installed" in message and f"pip install 'branchmem[{extra}]'" in message
     assert "\n" not in message
