@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import BranchmemError
-from .remote import RemoteStore
+from .remote import AsyncRemoteStore, RemoteStore
 
 if TYPE_CHECKING:
     from ..api import StoreAPI
@@ -34,4 +34,4 @@ if TYPE_CHECKING:
         return store  # checked by mypy: context, extract and importers take a RemoteStore
 
 
-__all__ = ["BranchmemError", "RemoteStore"]
+__all__ = ["AsyncRemoteStore", "BranchmemError", "RemoteStore"]

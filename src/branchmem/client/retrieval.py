@@ -17,7 +17,7 @@ from ..model import Memory
 from ..retrieval.hit import Hit
 from ..validate import check_anchors
 from . import decode
-from .connection import Connection
+from .wire import Plan, call
 
 SERVER_CHOSEN = ("embedder", "tokenizer", "weights", "log", "max_embed")
 """Search options the server sets once (``branchmem serve``), never a caller."""
@@ -30,13 +30,12 @@ OPTIONS = frozenset((*SERVED, *SERVER_CHOSEN, *NOT_SERVED))
 
 
 def search(
-    c: Connection,
     namespace: str | None,
     query: str,
     at: str | Sequence[str] | None,
     k: int,
     options: dict[str, Any],
-) -> list[Hit]:
+) -> Plan[list[Hit]]:
     for option in SERVER_CHOSEN:
         if options.get(option) is not None:
             raise InvalidInput(
@@ -50,40 +49,39 @@ def search(
     if isinstance(given.get("kind"), (tuple, set, frozenset)):
         given["kind"] = list(given["kind"])
     body = {"query": query, "at": anchors, "k": k, **given}
-    return [decode.hit(h) for h in c.send("POST", namespace, "search", json=body)["hits"]]
+    return [
+        decode.hit(h) for h in (yield from call("POST", namespace, "search", json=body))["hits"]
+    ]
 
 
-def touch(c: Connection, namespace: str | None, ids: Iterable[str], now: float | None) -> None:
+def touch(namespace: str | None, ids: Iterable[str], now: float | None) -> Plan[None]:
     if isinstance(ids, str):
         raise InvalidInput("touch() takes a list of memory ids, e.g. touch([m.id])")
-    c.send("POST", namespace, "touch", json={"ids": list(ids), "now": now})
+    (yield from call("POST", namespace, "touch", json={"ids": list(ids), "now": now}))
 
 
-def score(c: Connection, namespace: str | None, memory_id: str, now: float | None) -> float:
-    d = c.send("GET", namespace, "memories", memory_id, "score", params={"now": now})
+def score(namespace: str | None, memory_id: str, now: float | None) -> Plan[float]:
+    d = yield from call("GET", namespace, "memories", memory_id, "score", params={"now": now})
     return float(d["score"])
 
 
-def archive_expired(c: Connection, namespace: str | None, now: float | None) -> list[str]:
-    return list(c.send("POST", namespace, "archive", json={"now": now})["ids"])
+def archive_expired(namespace: str | None, now: float | None) -> Plan[list[str]]:
+    return list((yield from call("POST", namespace, "archive", json={"now": now}))["ids"])
 
 
-def restore(c: Connection, namespace: str | None, memory_id: str) -> Memory:
-    return Memory.from_dict(c.send("POST", namespace, "memories", memory_id, "restore"))
+def restore(namespace: str | None, memory_id: str) -> Plan[Memory]:
+    return Memory.from_dict((yield from call("POST", namespace, "memories", memory_id, "restore")))
 
 
-def extract(
-    c: Connection, namespace: str | None, at: str, extractor: Any, window: int
-) -> list[Memory]:
+def extract(namespace: str | None, at: str, extractor: Any, window: int) -> Plan[list[Memory]]:
     """With the server's offline rule extractor."""
     if extractor is not None:
         raise InvalidInput("extractor= is the server's, not per call; leave it out")
-    d = c.send("POST", namespace, "extract", json={"at": at, "window": window})
+    d = yield from call("POST", namespace, "extract", json={"at": at, "window": window})
     return [Memory.from_dict(m) for m in d["memories"]]
 
 
 def context(
-    c: Connection,
     namespace: str | None,
     at: str | Sequence[str] | None,
     *,
@@ -91,12 +89,12 @@ def context(
     window: int | None,
     k: int | None,
     search_options: dict[str, Any],
-) -> Context:
+) -> Plan[Context]:
     if any(v is not None for v in search_options.values()):
         raise InvalidInput("search options are the server's, not per call; leave them out")
     anchors = [at] if isinstance(at, str) else None if at is None else check_anchors(at)
     params = {"at": anchors, "query": query, "window": window, "k": k}
-    d = c.send("GET", namespace, "context", params=params)
+    d = yield from call("GET", namespace, "context", params=params)
     chain = tuple(d["at"]) if isinstance(d["at"], list) else d["at"]
     mems = [Memory.from_dict(m) for m in d["memories"]]
     return Context(chain, [dict(m) for m in d["messages"]], mems, d["query"])
