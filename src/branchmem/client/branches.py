@@ -1,7 +1,7 @@
 """Branches, snapshots, merges and conflicts over the HTTP API.
 
-Plain functions of a `Connection`, one per `Store` method of the same name;
-`branchmem.client.RemoteStore` calls them. ``namespace=None`` is the
+Plans (`wire.Plan`), one per `Store` method of the same name, that
+`RemoteStore` and `AsyncRemoteStore` run (`surface`). ``namespace=None`` is the
 connection's own.
 """
 

@@ -1,7 +1,7 @@
 """Search, context, extraction and the lifecycle over the HTTP API.
 
-Plain functions of a `Connection`, one per `Store` method of the same name;
-`branchmem.client.RemoteStore` calls them. ``namespace=None`` is the
+Plans (`wire.Plan`), one per `Store` method of the same name, that
+`RemoteStore` and `AsyncRemoteStore` run (`surface`). ``namespace=None`` is the
 connection's own. The embedder, tokenizer, query log and extractor are the
 server's: a call that names one is refused rather than silently ignored.
 """
@@ -14,19 +14,16 @@ from typing import Any
 from ..context import Context
 from ..errors import InvalidInput
 from ..model import Memory
+from ..retrieval import options as spec
 from ..retrieval.hit import Hit
 from ..validate import check_anchors
 from . import decode
 from .wire import Plan, call
 
-SERVER_CHOSEN = ("embedder", "tokenizer", "weights", "log", "max_embed")
-"""Search options the server sets once (``branchmem serve``), never a caller."""
-NOT_SERVED = ("scope_weights",)
-"""Search options the HTTP API does not take."""
-SERVED: tuple[str, ...] = ("mode", "kind", "key_prefix", "meta", "now", "as_of", "explain")
-SERVED += ("min_score", "cutoff", "filter", "hops")
-OPTIONS = frozenset((*SERVED, *SERVER_CHOSEN, *NOT_SERVED))
+OPTIONS = frozenset(o.name for o in spec.SEARCH) - {"query", "at", "k", "namespace"}
 """`RemoteStore.search`'s keywords after ``namespace`` (and `RemoteStore.context`'s)."""
+SERVED = frozenset(spec.served(spec.SEARCH)) & OPTIONS
+"""The ones sent per search; the others are the server's (``branchmem serve``)."""
 
 
 def search(
@@ -36,16 +33,16 @@ def search(
     k: int,
     options: dict[str, Any],
 ) -> Plan[list[Hit]]:
-    for option in SERVER_CHOSEN:
+    for option in sorted(OPTIONS - SERVED):
         if options.get(option) is not None:
             raise InvalidInput(
-                f"{option}= is chosen by the server (branchmem serve), not per search; leave it out"
+                f"{option}= is not sent per search over HTTP (what ranks and logs a search "
+                "is chosen by the server, branchmem serve; scope_weights is not served); "
+                "leave it out"
             )
-    for option in NOT_SERVED:
-        if options.get(option) is not None:
-            raise InvalidInput(f"{option}= is not served over HTTP; leave it out")
     anchors = at if at is None or isinstance(at, str) else check_anchors(at)
     given = {key: v for key, v in options.items() if v is not None and v is not False}
+    spec.check_served({"k": k, **given})
     if isinstance(given.get("kind"), (tuple, set, frozenset)):
         given["kind"] = list(given["kind"])
     body = {"query": query, "at": anchors, "k": k, **given}

@@ -242,8 +242,9 @@ class Surface:
         filter: Mapping[str, Any] | None = None,
         hops: int = 0,
     ) -> Plan[list[Hit]]:
-        """`Store.search`; naming an option the server sets (`retrieval.SERVER_CHOSEN`,
-        `retrieval.NOT_SERVED`) is refused, an unknown keyword raises ``TypeError``."""
+        """`Store.search`; naming an option that is not served per call (those of
+        `branchmem.retrieval.options.SEARCH` with ``served=False``) is refused, an
+        unknown keyword raises ``TypeError``."""
         options = {o: v for o, v in locals().items() if o in retrieval.OPTIONS}  # the keywords
         return retrieval.search(namespace, query, at, k, options)
 
