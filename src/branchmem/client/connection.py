@@ -21,28 +21,12 @@ T = TypeVar("T")
 
 
 class Connection(Wire):
-    """A served store at ``url``, as one key sees it, over `httpx.Client`.
+    """A served store, as one key sees it, over an `httpx.Client` (whose base URL
+    is the server's)."""
 
-    ``transport`` is any `httpx.BaseTransport` (`httpx.MockTransport` in a
-    test); ``http_client`` an `httpx.Client` of your own, whose base URL is
-    then the one used (starlette's ``TestClient`` of an app in this process).
-    """
-
-    def __init__(
-        self,
-        url: str,
-        *,
-        api_key: str | None = None,
-        namespace: str = "default",
-        timeout: float = 30.0,
-        transport: httpx.BaseTransport | None = None,
-        http_client: httpx.Client | None = None,
-    ) -> None:
-        self.one_of(transport, http_client)
+    def __init__(self, http: httpx.Client, *, api_key: str | None, namespace: str) -> None:
         super().__init__(api_key=api_key, namespace=namespace)
-        if http_client is None:
-            http_client = httpx.Client(base_url=url, timeout=timeout, transport=transport)
-        self._http = http_client
+        self._http = http
 
     def close(self) -> None:
         """Close the HTTP client (and its connection pool)."""
@@ -69,24 +53,11 @@ class Connection(Wire):
 
 
 class AsyncConnection(Wire):
-    """`Connection` over `httpx.AsyncClient` (``transport``: an
-    `httpx.AsyncBaseTransport`, such as `httpx.ASGITransport` of an app)."""
+    """`Connection` over an `httpx.AsyncClient`."""
 
-    def __init__(
-        self,
-        url: str,
-        *,
-        api_key: str | None = None,
-        namespace: str = "default",
-        timeout: float = 30.0,
-        transport: httpx.AsyncBaseTransport | None = None,
-        http_client: httpx.AsyncClient | None = None,
-    ) -> None:
-        self.one_of(transport, http_client)
+    def __init__(self, http: httpx.AsyncClient, *, api_key: str | None, namespace: str) -> None:
         super().__init__(api_key=api_key, namespace=namespace)
-        if http_client is None:
-            http_client = httpx.AsyncClient(base_url=url, timeout=timeout, transport=transport)
-        self._http = http_client
+        self._http = http
 
     async def close(self) -> None:
         """Close the HTTP client (and its connection pool)."""

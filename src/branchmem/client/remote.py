@@ -12,6 +12,7 @@ from ..importers.model import ImportReport
 from ..validate import MAX_MESSAGE_BYTES
 from .connection import AsyncConnection, Connection
 from .surface import Surface
+from .wire import Wire
 
 
 class RemoteStore(Surface):
@@ -60,14 +61,10 @@ class RemoteStore(Surface):
         transport: httpx.BaseTransport | None = None,
         http_client: httpx.Client | None = None,
     ) -> None:
-        self._c = Connection(
-            url,
-            api_key=api_key,
-            namespace=namespace,
-            timeout=timeout,
-            transport=transport,
-            http_client=http_client,
-        )
+        Wire.one_of(transport, http_client)
+        if http_client is None:
+            http_client = httpx.Client(base_url=url, timeout=timeout, transport=transport)
+        self._c = Connection(http_client, api_key=api_key, namespace=namespace)
 
     def close(self) -> None:
         """Close the HTTP client (and its connection pool)."""
@@ -135,14 +132,10 @@ class AsyncRemoteStore(Surface):
         transport: httpx.AsyncBaseTransport | None = None,
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
-        self._c = AsyncConnection(
-            url,
-            api_key=api_key,
-            namespace=namespace,
-            timeout=timeout,
-            transport=transport,
-            http_client=http_client,
-        )
+        Wire.one_of(transport, http_client)
+        if http_client is None:
+            http_client = httpx.AsyncClient(base_url=url, timeout=timeout, transport=transport)
+        self._c = AsyncConnection(http_client, api_key=api_key, namespace=namespace)
 
     async def close(self) -> None:
         """Close the HTTP client (and its connection pool)."""
