@@ -45,9 +45,10 @@ class AsyncStore:
     """`Store` for async code: the same arguments, every method awaited.
 
     ``AsyncStore(path, **options)`` opens ``Store(path, **options)`` on its
-    worker thread; ``AsyncStore(store=s)`` wraps a `Store` already open (its
-    calls should then go through the async store only). ``async with``
-    closes it, or ``await store.close()``.
+    worker thread (the constructor waits for that open, as `Store`'s does);
+    ``AsyncStore(store=s)`` wraps a `Store` already open (its calls should
+    then go through the async store only). ``async with`` closes it, or
+    ``await store.close()``.
 
     >>> import asyncio
     >>> async def main() -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -140,3 +140,22 @@ def test_many_tasks_end_where_one_by_one_ends(h: History) -> None:
     concurrent, ends = asyncio.run(main())
     assert concurrent == seq
     assert ends == final
+
+
+def test_gathered_calls_on_every_backend(make_store: Callable[[], Store]) -> None:
+    """Ten tasks writing a chain each, and reading it back, on one store."""
+
+    async def main() -> list[list[str]]:
+        async with AsyncStore(store=make_store()) as store:
+
+            async def chain(t: int) -> list[str]:
+                parent = None
+                for i in range(5):
+                    await store.add_event(f"t{t}-{i}", parent=parent, content=f"{t} {i}")
+                    parent = f"t{t}-{i}"
+                await store.add_memory(f"fact {t}", sources=[f"t{t}-2"], id=f"m{t}")
+                return [m.id for m in await store.memories(at=parent)]
+
+            return await asyncio.gather(*(chain(t) for t in range(10)))
+
+    assert asyncio.run(main()) == [[f"m{t}"] for t in range(10)]
