@@ -4,6 +4,7 @@ A derived memory is visible at an anchor only if every one of its source
 events is the anchor or one of its ancestors. Start with `Store`.
 """
 
+from .async_store import AsyncStore
 from .branch_types import AuditEntry, Conflict, HeadMove, MergeResult, Snapshot
 from .context import Context
 from .errors import (
@@ -54,6 +55,7 @@ from .tree_types import Diff, EventPage, Versions
 
 __all__ = [
     "KINDS",
+    "AsyncStore",
     "AuditEntry",
     "BackgroundEmbedder",
     "Branch",
