@@ -12,6 +12,7 @@ the parsed args, returning an exit code):
 - `admin`: ``purge``, ``checkpoint``, ``audit``
 - `serve`: ``serve``, ``mcp`` (the server extra)
 - `keys`: ``keys create|list|revoke|delete``
+- `claude_code`: ``claude-code hook|install|mcp``
 
 `main` only builds the parser, runs the command, and turns a `BranchmemError`
 into one line on stderr and exit status 1.
@@ -28,7 +29,17 @@ from collections.abc import Sequence
 from .. import __version__
 from ..errors import BranchmemError
 
-COMMAND_MODULES = ("demo", "search", "evaluate", "extract", "serve", "keys", "imports", "admin")
+COMMAND_MODULES = (
+    "demo",
+    "search",
+    "evaluate",
+    "extract",
+    "serve",
+    "keys",
+    "imports",
+    "admin",
+    "claude_code",
+)
 """The modules of this package that add commands, in the order ``--help`` lists them."""
 
 

@@ -1,0 +1,153 @@
+"""``branchmem claude-code hook|install|mcp``: thin shells over
+`branchmem.integrations.codingagents`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..validate import check_namespace
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "claude-code",
+        help="memory for Claude Code (and Codex): the hook, install, the MCP server",
+        description="Capture coding-agent sessions as trees and recall what is visible on "
+        "the current branch (see docs/coding-agents.md).",
+    )
+    cmds = p.add_subparsers(dest="claude_code", metavar="COMMAND")
+    p.set_defaults(func=lambda args: _usage(p))
+
+    hook = cmds.add_parser(
+        "hook",
+        help="the command Claude Code's hooks run (hook input JSON on stdin)",
+        description="Import what the transcript gained, extract memories at the new leaf in "
+        "the background, and for UserPromptSubmit and SessionStart print the memories "
+        "visible at the current leaf and on the project branch as additionalContext. "
+        "Never fails the prompt: on any error it prints nothing, exits 0 and writes the "
+        "error to the log (hook.log beside the default store).",
+    )
+    _where(hook)
+    hook.add_argument("-k", type=int, default=8, help="memories added at most (default 8)")
+    hook.add_argument(
+        "--embedder", default="hashing", help="search embedder (default: hashing, no model)"
+    )
+    hook.add_argument(
+        "--wait", action="store_true", help="extract before returning (tests, scripts)"
+    )
+    hook.set_defaults(func=_hook)
+
+    inst = cmds.add_parser(
+        "install",
+        help="add the hooks and the MCP server to Claude Code's settings",
+        description="Merge branchmem's hook entries into Claude Code's settings and register "
+        "its MCP server, keeping every other entry; installing again changes nothing, "
+        "--uninstall takes out only branchmem's entries.",
+    )
+    scope = inst.add_mutually_exclusive_group()
+    scope.add_argument(
+        "--project",
+        dest="scope",
+        action="store_const",
+        const="project",
+        help="this project: .claude/settings.local.json and .mcp.json (the default)",
+    )
+    scope.add_argument(
+        "--user",
+        dest="scope",
+        action="store_const",
+        const="user",
+        help="every project: ~/.claude/settings.json and ~/.claude.json",
+    )
+    inst.add_argument("--uninstall", action="store_true", help="remove branchmem's entries")
+    inst.add_argument(
+        "--codex", action="store_true", help="also register the MCP server in Codex's config.toml"
+    )
+    inst.add_argument(
+        "--project-dir", default=".", help="the project (default: the working directory)"
+    )
+    _where(inst)
+    inst.set_defaults(func=_install, scope="project")
+
+    mcp = cmds.add_parser(
+        "mcp", help="the MCP server over stdio, on the project's namespace by default"
+    )
+    _where(mcp)
+    mcp.set_defaults(func=_mcp)
+
+
+def _where(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--db",
+        help="store file or postgresql:// URL (default: agents.db in $BRANCHMEM_HOME, "
+        "$XDG_DATA_HOME/branchmem or ~/.local/share/branchmem)",
+    )
+    p.add_argument(
+        "--namespace",
+        help="namespace (default: one per project directory, project-<name>-<hash>)",
+    )
+
+
+def _usage(p: argparse.ArgumentParser) -> int:
+    p.print_help()
+    return 2
+
+
+def _hook(args: argparse.Namespace) -> int:
+    from ..integrations.codingagents.hook import Options, main
+
+    try:
+        stdin = sys.stdin.read()
+    except (OSError, UnicodeDecodeError):
+        stdin = ""
+    options = Options(args.db, args.namespace, args.k, args.embedder, not args.wait)
+    out = main(stdin, options)
+    if out:
+        print(out)
+    return 0
+
+
+def _install(args: argparse.Namespace) -> int:
+    from ..integrations.codingagents.install import install
+
+    namespace = check_namespace(args.namespace) if args.namespace else None
+    db = str(Path(args.db).resolve()) if args.db and "://" not in args.db else args.db
+    done = install(
+        scope=args.scope,
+        project=Path(args.project_dir).resolve(),
+        home=Path.home(),
+        db=db,
+        namespace=namespace,
+        uninstall=args.uninstall,
+        codex=args.codex,
+        codex_home=_codex_home(),
+    )
+    for line in done:
+        print(line)
+    if not done:
+        print("nothing to change: " + ("not installed" if args.uninstall else "installed"))
+    return 0
+
+
+def _codex_home() -> Path | None:
+    import os
+
+    raw = os.environ.get("CODEX_HOME")
+    return Path(raw).expanduser() if raw else None
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    from ..integrations.codingagents import paths
+    from .serve import cmd_mcp
+
+    db = args.db or paths.default_db()
+    if "://" not in db:
+        Path(db).parent.mkdir(parents=True, exist_ok=True)
+    namespace = args.namespace or paths.project_namespace(paths.project_dir())
+    served = argparse.Namespace(
+        db=db, namespace=namespace, principal="claude-code", embedder=None, redact=None
+    )
+    return cmd_mcp(served)

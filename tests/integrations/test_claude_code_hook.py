@@ -1,0 +1,141 @@
+"""``branchmem claude-code hook``: fed a transcript that grows between two calls
+(a rewind, then a compaction), it adds the kept branch's memories to the
+prompt and none of the rewound one's, in Claude Code's documented output
+shape; it never fails the prompt."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from branchmem import Store
+from branchmem.cli import main as cli
+from branchmem.integrations.codingagents import paths
+from branchmem.integrations.codingagents.hook import Options, main
+from helpers.agent_transcripts import after_the_rewind, rewind_and_compaction
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("BRANCHMEM_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    return tmp_path / "home"
+
+
+def payload(path: Path, event: str = "UserPromptSubmit", **more: Any) -> str:
+    base = {
+        "session_id": "s1",
+        "transcript_path": str(path),
+        "cwd": "/work/app",
+        "permission_mode": "default",
+        "hook_event_name": event,
+    }
+    if event == "UserPromptSubmit":
+        base["prompt"] = "Where do I work?"
+    return json.dumps(base | more)
+
+
+def context(out: str, event: str = "UserPromptSubmit") -> str:
+    data = json.loads(out)
+    assert list(data) == ["hookSpecificOutput"]
+    assert list(data["hookSpecificOutput"]) == ["hookEventName", "additionalContext"]
+    assert data["hookSpecificOutput"]["hookEventName"] == event
+    text = data["hookSpecificOutput"]["additionalContext"]
+    assert isinstance(text, str)
+    return text
+
+
+def test_the_hook_recalls_the_kept_branch_and_not_the_rewound_one(tmp_path: Path) -> None:
+    path = tmp_path / "s1.jsonl"
+    db = str(tmp_path / "m.db")
+    options = Options(db=db, namespace="app", background=False)
+    t = rewind_and_compaction(path)
+    assert "Globex" in context(main(payload(path), options))  # before the rewind
+    after_the_rewind(t)
+    text = context(main(payload(path), options))
+    assert "User works at Initech" in text and "Globex" not in text
+    with Store(db) as store:  # the rewound branch's memory is there, gated out
+        everything = store.memories(at="r2", namespace="app")
+        assert "User works at Globex" in [m.content for m in everything]
+        assert store.branch_head("conv/s1", namespace="app") == "u5"
+    start = context(main(payload(path, "SessionStart", source="compact"), options), "SessionStart")
+    assert "Initech" in start and "Dana" in start and "Globex" not in start
+
+
+def test_a_session_end_promotes_the_kept_path_to_the_project(tmp_path: Path) -> None:
+    path = tmp_path / "s1.jsonl"
+    options = Options(db=str(tmp_path / "m.db"), namespace="app", background=False)
+    t = rewind_and_compaction(path)
+    main(payload(path, "Stop"), options)
+    after_the_rewind(t)
+    assert main(payload(path, "Stop"), options) == ""  # imports, adds nothing to a prompt
+    assert main(payload(path, "SessionEnd", reason="exit"), options) == ""
+    fresh = payload(tmp_path / "none.jsonl", "SessionStart", session_id="s2", source="startup")
+    text = context(main(fresh, options), "SessionStart")
+    assert "Initech" in text and "Lisbon" in text and "Globex" not in text
+
+
+def test_extraction_runs_in_a_detached_process(tmp_path: Path) -> None:
+    path = tmp_path / "s1.jsonl"
+    db = str(tmp_path / "m.db")
+    rewind_and_compaction(path)
+    assert main(payload(path), Options(db=db, namespace="app")) == ""  # nothing extracted yet
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with Store(db) as store:
+            if store.memories(at="conv/s1", namespace="app"):
+                break
+        time.sleep(0.2)
+    with Store(db) as store:
+        assert "User works at Globex" in [
+            m.content for m in store.memories(at="conv/s1", namespace="app")
+        ]
+
+
+def test_defaults_one_namespace_per_project_in_the_home_store(tmp_path: Path, home: Path) -> None:
+    path = tmp_path / "s1.jsonl"
+    rewind_and_compaction(path)
+    main(payload(path, "Stop", cwd=str(tmp_path / "a")), Options(background=False))
+    main(payload(path, "Stop", cwd=str(tmp_path / "b")), Options(background=False))
+    assert paths.default_db() == str(home / "agents.db")
+    with Store(str(home / "agents.db")) as store:
+        for project in ("a", "b"):
+            ns = paths.project_namespace((tmp_path / project).resolve())
+            assert store.branch_head("conv/s1", namespace=ns) == "r2"
+
+
+@pytest.mark.parametrize(
+    "stdin",
+    ["not json", "[]", '{"hook_event_name": "UserPromptSubmit"}', None],
+)
+def test_on_any_error_it_prints_nothing_exits_0_and_logs(
+    tmp_path: Path, home: Path, stdin: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if stdin is None:  # a transcript with a bad line
+        path = tmp_path / "s1.jsonl"
+        rewind_and_compaction(path)
+        with open(path, "a", encoding="utf-8") as f:
+            f.write("{oops\n")
+        stdin = payload(path)
+    monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
+    args = ["claude-code", "hook", "--db", str(tmp_path / "m.db"), "--wait"]
+    assert cli(args) == 0
+    assert "Traceback" in (home / "hook.log").read_text()
+
+
+def test_the_command_prints_the_documented_json(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "s1.jsonl"
+    rewind_and_compaction(path)
+    monkeypatch.setattr("sys.stdin", io.StringIO(payload(path)))
+    args = ["claude-code", "hook", "--db", str(tmp_path / "m.db"), "--namespace", "x", "--wait"]
+    assert cli(args) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1
+    assert "User works at Globex" in context(out)
