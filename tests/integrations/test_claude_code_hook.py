@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -139,3 +142,24 @@ def test_the_command_prints_the_documented_json(
     out = capsys.readouterr().out
     assert out.count("\n") == 1
     assert "User works at Globex" in context(out)
+
+
+def test_the_command_loads_neither_numpy_nor_the_extractor(tmp_path: Path) -> None:
+    """What keeps a new process's hook fast: a small keyword search needs no
+    numpy, and the hook parses its own arguments only."""
+    path = tmp_path / "s1.jsonl"
+    rewind_and_compaction(path)
+    db = str(tmp_path / "m.db")
+    main(payload(path), Options(db=db, namespace="x", background=False))  # memories to find
+    code = (
+        "import sys; from branchmem.cli import main; "
+        f"main(['claude-code', 'hook', '--db', {db!r}, '--namespace', 'x']); "
+        "print(sorted(m for m in sys.modules if m in ('numpy', 'branchmem.extract.patterns')))"
+    )
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2] / "src"))
+    done = subprocess.run(
+        [sys.executable, "-c", code], input=payload(path), capture_output=True, text=True, env=env
+    )
+    first, last = done.stdout.splitlines()
+    assert "User works at Globex" in context(first)
+    assert last == "[]"

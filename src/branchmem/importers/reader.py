@@ -12,7 +12,8 @@ from typing import Any
 from ..errors import InvalidInput
 from ..model import Event
 from ..validate import MAX_CONTENT_BYTES, MAX_MESSAGE_BYTES, check_int
-from . import agents, chatgpt, claude, claudecode, codex, librechat, openwebui, sillytavern
+from . import chatgpt, claude, claudecode, codex, librechat, openwebui, sillytavern
+from . import transcripts as agents
 from .jsonstream import ArrayReader, first_char, read_whole
 from .model import Conversation, Skipped
 from .tree import Broken

@@ -281,8 +281,9 @@ def rank(
     cache = rank_cache(engine)  # synced by `gather`, in the view it read the candidates in
     if scopes is not None and all(x == 1.0 for x in scopes):
         scopes = None
-    np = numpy_or_none()
-    large = np is not None and len(cands) >= fastfuse.FAST_MIN
+    # numpy only for a large set: a small search in a new process (a hook's) skips its import.
+    np: Any = numpy_or_none() if len(cands) >= fastfuse.FAST_MIN else None
+    large = np is not None
     kw: Any = None
     if tok is not None:
         terms = tok(query)

@@ -8,7 +8,7 @@ The hook reads the event's JSON on stdin (``session_id``,
 ``UserPromptSubmit``) and prints, when there is something to add::
 
     {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
-                            "additionalContext": "Relevant memories:\\n- ..."}}
+                            "additionalContext": "Memories of ...:\\n- ..."}}
 
 ``SessionEnd`` merges the session's current path into branch ``project``,
 the project's long-term memory. `run_hook` raises on any error; the command
@@ -39,19 +39,23 @@ CONTEXT_EVENTS = ("UserPromptSubmit", "SessionStart")
 MAX_WINDOW = 200
 """The most messages one extraction reads (the first hook of a long session)."""
 LOG_MAX = 1 << 20
+HEADER = "Memories of this project visible on this conversation's current branch:"
 
 
 @dataclass(frozen=True)
 class Options:
     """Where the hook writes: ``db`` and ``namespace`` (None: the defaults of
-    `paths`), how many memories it adds (``k``), the search ``embedder``, and
-    whether extraction runs in a detached process (``background``) or before
-    the hook returns."""
+    `paths`), how many memories it adds (``k``), the search ``mode``,
+    ``embedder`` and ``tokenizer`` (keyword, English words stemmed, by default:
+    no vectors, no model to load), and whether extraction runs in a detached
+    process (``background``) or before the hook returns."""
 
     db: str | None = None
     namespace: str | None = None
     k: int = 8
-    embedder: str = "hashing"
+    mode: str = "keyword"
+    embedder: str | None = None
+    tokenizer: str = "stem"
     background: bool = True
 
 
@@ -154,9 +158,14 @@ def _context(
         window=0,
         k=options.k,
         namespace=ns,
+        mode=options.mode,
+        tokenizer=options.tokenizer,
         embedder=options.embedder,
     )
-    return ctx.text() if ctx.memories else ""
+    if not ctx.memories:
+        return ""
+    lines = [HEADER] + [f"- {m.content}" for m in ctx.memories]
+    return "\n".join(lines)
 
 
 def main(stdin: str, options: Options = Options()) -> str:
