@@ -20,7 +20,7 @@ from branchmem import Store
 from branchmem.cli import main as cli
 from branchmem.integrations.codingagents import paths
 from branchmem.integrations.codingagents.hook import Options, main
-from helpers.agent_transcripts import after_the_rewind, rewind_and_compaction
+from helpers.agent_transcripts import Transcript, after_the_rewind, rewind_and_compaction
 
 
 @pytest.fixture(autouse=True)
@@ -163,3 +163,34 @@ def test_the_command_loads_neither_numpy_nor_the_extractor(tmp_path: Path) -> No
     first, last = done.stdout.splitlines()
     assert "User works at Globex" in context(first)
     assert last == "[]"
+
+
+def test_forget_a_session_then_the_project(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "s1.jsonl"
+    db = str(tmp_path / "m.db")
+    options = Options(db=db, namespace="app", background=False)
+    t = rewind_and_compaction(path)
+    main(payload(path, "Stop"), options)
+    after_the_rewind(t)
+    main(payload(path, "SessionEnd"), options)
+    other = Transcript(tmp_path / "s2.jsonl", session="s2")
+    other.user("v1", None, "I work at Initech.")
+    main(payload(other.path, "Stop", session_id="s2"), options)
+    where = ["--db", db, "--namespace", "app"]
+    assert cli(["claude-code", "forget", "--list", *where]) == 0
+    assert capsys.readouterr().out.split() == ["s1", "s2"]
+    assert cli(["claude-code", "forget", "--session", "s1", *where]) == 1  # no --yes
+    assert cli(["claude-code", "forget", "--session", "s1", "--yes", *where]) == 0
+    assert "erased 12 events of session 's1'" in capsys.readouterr().out
+    with Store(db) as store:
+        assert store.memories(at="conv/s1", namespace="app") == []
+        assert store.memories(at="project", namespace="app") == []
+        assert {e.content for e in store.path("conv/s1", namespace="app")} == {""}
+        assert "User works at Initech" in [
+            m.content for m in store.memories(at="conv/s2", namespace="app")
+        ]
+    assert cli(["claude-code", "forget", "--project", "--yes", *where]) == 0
+    with Store(db) as store:
+        assert store.branches(namespace="app") == []

@@ -121,3 +121,13 @@ def test_settings_that_are_not_json_are_refused_and_left_unchanged(tmp_path: Pat
 def test_hooks_that_are_not_an_object_are_refused() -> None:
     with pytest.raises(InvalidInput, match="'hooks' is not a JSON object"):
         with_hooks({"hooks": []}, "branchmem claude-code hook")
+
+
+def test_a_model_endpoint_goes_into_the_hook_command(tmp_path: Path) -> None:
+    args = ["--project-dir", str(tmp_path), "--llm-base-url", "http://h:8000/v1"]
+    assert run(*args) == 1  # without --llm-model
+    assert not (tmp_path / ".claude").exists()
+    assert run(*args, "--llm-model", "m") == 0
+    hooks = json.loads((tmp_path / ".claude" / "settings.local.json").read_text())["hooks"]
+    command = hooks["UserPromptSubmit"][0]["hooks"][0]["command"]
+    assert command.endswith("claude-code hook --llm-base-url http://h:8000/v1 --llm-model m")

@@ -42,6 +42,7 @@ def register(sub: Any) -> None:
     hook.add_argument(
         "--wait", action="store_true", help="extract before returning (tests, scripts)"
     )
+    _llm(hook)
     hook.set_defaults(func=_hook)
 
     inst = cmds.add_parser(
@@ -74,7 +75,24 @@ def register(sub: Any) -> None:
         "--project-dir", default=".", help="the project (default: the working directory)"
     )
     _where(inst)
+    _llm(inst)
     inst.set_defaults(func=_install, scope="project")
+
+    forget = cmds.add_parser(
+        "forget",
+        help="erase a session (every entry, rewound ones and subagents too) or the project",
+        description="Purge (really delete, see docs/core.md) every event a session's "
+        "transcript brought in and every memory derived from them, or with --project the "
+        "project's whole namespace. --list shows the sessions stored.",
+    )
+    what = forget.add_mutually_exclusive_group(required=True)
+    what.add_argument("--session", help="the session id (its transcript's file name)")
+    what.add_argument("--project", action="store_true", help="the project's whole namespace")
+    what.add_argument("--list", action="store_true", help="list the sessions stored")
+    forget.add_argument("--yes", action="store_true", help="really erase (required)")
+    forget.add_argument("--project-dir", default=".", help="the project (default: here)")
+    _where(forget)
+    forget.set_defaults(func=_forget)
 
     mcp = cmds.add_parser(
         "mcp", help="the MCP server over stdio, on the project's namespace by default"
@@ -95,6 +113,15 @@ def _where(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _llm(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--llm-base-url",
+        help="the hook extracts with this OpenAI-compatible endpoint instead of the offline "
+        "rules (key from $BRANCHMEM_LLM_API_KEY); nothing leaves the machine without it",
+    )
+    p.add_argument("--llm-model", help="the model at that endpoint (with --llm-base-url)")
+
+
 def _usage(p: argparse.ArgumentParser) -> int:
     p.print_help()
     return 2
@@ -107,8 +134,9 @@ def _hook(args: argparse.Namespace) -> int:
         stdin = sys.stdin.read()
     except (OSError, UnicodeDecodeError):
         stdin = ""
+    llm = (args.llm_base_url, args.llm_model or "") if args.llm_base_url else None
     options = Options(
-        args.db, args.namespace, args.k, args.mode, args.embedder, background=not args.wait
+        args.db, args.namespace, args.k, args.mode, args.embedder, background=not args.wait, llm=llm
     )
     out = main(stdin, options)
     if out:
@@ -130,12 +158,49 @@ def _install(args: argparse.Namespace) -> int:
         uninstall=args.uninstall,
         codex=args.codex,
         codex_home=_codex_home(),
+        hook_args=_llm_args(args),
     )
     for line in done:
         print(line)
     if not done:
         print("nothing to change: " + ("not installed" if args.uninstall else "installed"))
     return 0
+
+
+def _forget(args: argparse.Namespace) -> int:
+    from ..errors import InvalidInput
+    from ..integrations.codingagents import paths
+    from ..integrations.codingagents.forget import session_events, sessions
+    from ..store import Store
+
+    db = args.db or paths.default_db()
+    project = Path(args.project_dir).resolve()
+    namespace = check_namespace(args.namespace or paths.project_namespace(project))
+    if not args.list and not args.yes:
+        raise InvalidInput("forgetting erases for good: add --yes to go on")
+    with Store(db, create=False) as store:
+        if args.list:
+            for name in sessions(store, namespace=namespace):
+                print(name)
+            return 0
+        if args.project:
+            store.purge(namespace=namespace, whole_namespace=True, actor="claude-code forget")
+            print(f"erased namespace {namespace!r}")
+            return 0
+        ids = session_events(store, args.session, namespace=namespace)
+        store.purge(events=ids, namespace=namespace, actor="claude-code forget")
+    print(f"erased {len(ids)} events of session {args.session!r} and what was derived from them")
+    return 0
+
+
+def _llm_args(args: argparse.Namespace) -> list[str]:
+    from ..errors import InvalidInput
+
+    if bool(args.llm_base_url) != bool(args.llm_model):
+        raise InvalidInput("a model extraction needs both --llm-base-url and --llm-model")
+    if not args.llm_base_url:
+        return []
+    return ["--llm-base-url", args.llm_base_url, "--llm-model", args.llm_model]
 
 
 def _codex_home() -> Path | None:

@@ -57,6 +57,9 @@ class Options:
     embedder: str | None = None
     tokenizer: str = "stem"
     background: bool = True
+    llm: tuple[str, str] | None = None
+    """An OpenAI-compatible endpoint and model to extract with instead of the
+    rules (its key from ``$BRANCHMEM_LLM_API_KEY``)."""
 
 
 def run_hook(payload: Mapping[str, Any], options: Options = Options()) -> dict[str, Any] | None:
@@ -115,12 +118,16 @@ def _head(store: Store, branch: str, namespace: str) -> str | None:
 
 def _extract(db: str, ns: str, leaf: str, window: int, options: Options, store: Store) -> None:
     if not options.background:
-        from ...extract import extract
+        from ...extract import LLMExtractor, RuleExtractor, extract
 
-        extract(store, leaf, window=window, namespace=ns)
+        key = os.environ.get("BRANCHMEM_LLM_API_KEY")
+        ex = LLMExtractor(*options.llm, key) if options.llm else RuleExtractor()
+        extract(store, leaf, extractor=ex, window=window, namespace=ns)
         return
     cmd = [sys.executable, "-m", "branchmem", "extract", "--db", db, "--namespace", ns]
     cmd += ["--at", leaf, "--window", str(window)]
+    if options.llm:
+        cmd += ["--llm-base-url", options.llm[0], "--llm-model", options.llm[1]]
     log = _open_log()
     try:
         subprocess.Popen(  # our own interpreter and arguments

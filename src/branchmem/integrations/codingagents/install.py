@@ -184,11 +184,13 @@ def install(
     uninstall: bool = False,
     codex: bool = False,
     codex_home: Path | None = None,
+    hook_args: Sequence[str] = (),
 ) -> list[str]:
-    """Install (or uninstall) the hooks and the MCP server; a line per file changed."""
+    """Install (or uninstall) the hooks and the MCP server; a line per file changed.
+    ``hook_args`` go at the end of the hook's command (``--llm-model m``, say)."""
     if scope not in ("project", "user"):
         raise InvalidInput(f"scope must be 'project' or 'user', got {scope!r}")
-    hook = None if uninstall else shlex.join(command("hook", db, namespace))
+    hook = None if uninstall else shlex.join([*command("hook", db, namespace), *hook_args])
     server = None if uninstall else command("mcp", db, namespace)
     if scope == "project":
         settings, mcp = project / ".claude" / "settings.local.json", project / ".mcp.json"
