@@ -162,3 +162,16 @@ def test_a_jsonl_file_of_no_known_format_names_the_formats(tmp_path: Path) -> No
         read_export(path)
     with pytest.raises(InvalidInput, match="no Claude Code transcript or Codex rollout"):
         import_transcript(Store(), path)
+
+
+def test_an_entry_over_the_content_limit_is_cut_and_noted(tmp_path: Path) -> None:
+    path = tmp_path / "s1.jsonl"
+    t = Transcript(path)
+    t.user("u1", None, "x" * 2_000)
+    report = Store().import_export(path, max_message_bytes=1_000)
+    (conv,) = report.conversations
+    assert conv.notes == ("the entry on line 1 held 2,000 bytes of text; its first 1,000 kept",)
+    store = Store()
+    store.import_export(path, max_message_bytes=1_000)
+    text = store.get_event("u1").content
+    assert len(text.encode()) <= 1_000 and text.endswith("[cut: 2,000 bytes in the transcript]")

@@ -194,3 +194,11 @@ def test_forget_a_session_then_the_project(
     assert cli(["claude-code", "forget", "--project", "--yes", *where]) == 0
     with Store(db) as store:
         assert store.branches(namespace="app") == []
+
+
+def test_a_transcript_whose_entries_name_another_session_is_still_found(tmp_path: Path) -> None:
+    path = tmp_path / "s1.jsonl"
+    options = Options(db=str(tmp_path / "m.db"), namespace="app", background=False)
+    after_the_rewind(rewind_and_compaction(path))  # its entries say sessionId "s1"
+    text = context(main(payload(path, session_id="resumed-7"), options))
+    assert "Initech" in text and "Globex" not in text

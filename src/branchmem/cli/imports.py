@@ -18,12 +18,13 @@ from .words import count
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "import",
-        help="import a chat export (ChatGPT, Claude, Open WebUI, LibreChat, SillyTavern)",
+        help="import a chat export (ChatGPT, Claude, Open WebUI, LibreChat, SillyTavern) "
+        "or coding-agent transcripts (Claude Code, Codex)",
         description="Every message becomes an event (abandoned branches too) and branch "
         "conv/<id> points at each conversation's current message. Importing again "
         "adds only what is new.",
     )
-    p.add_argument("file", nargs="+", help="export file, or a folder of SillyTavern chats")
+    p.add_argument("file", nargs="+", help="export file, or a folder of chats or transcripts")
     p.add_argument(
         "--db", required=True, help="SQLite store file or postgresql:// URL (created if missing)"
     )

@@ -20,8 +20,9 @@ FORMATS = (claudecode.NAME, codex.NAME)
 
 @dataclass(frozen=True)
 class Cursor:
-    """Where the last read of a transcript stopped: bytes and lines read, and
-    for a rollout its session and last event (the parent of the next one)."""
+    """Where the last read of a transcript stopped: bytes and lines read, the
+    session its last main entry belongs to, and for a rollout its last event
+    (the parent of the next one)."""
 
     offset: int = 0
     line: int = 0
@@ -76,4 +77,5 @@ def read_transcript(
         )
         return ([conv] if conv else []), Cursor(lines.end, lines.line, tail.session, tail.last)
     convs = claudecode.convert(lines.entries, fallback=path.stem, max_bytes=max_message_bytes)
-    return convs, Cursor(lines.end, lines.line)
+    main = [c.id for c in convs if c.events[-1].meta and not c.events[-1].meta.get("sidechain")]
+    return convs, Cursor(lines.end, lines.line, main[-1] if main else cursor.session)

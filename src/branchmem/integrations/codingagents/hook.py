@@ -78,10 +78,13 @@ def run_hook(payload: Mapping[str, Any], options: Options = Options()) -> dict[s
     )
     branch = branch_name(session)
     with Store(db) as store:
-        added = 0
+        added, last = 0, None
         if isinstance(transcript, str) and transcript and Path(transcript).is_file():
-            added = _import(store, db, namespace, transcript)
+            added, last = _import(store, db, namespace, transcript)
         leaf = _head(store, branch, namespace)
+        if leaf is None and last is not None:  # the file's entries name another session
+            branch = branch_name(last)
+            leaf = _head(store, branch, namespace)
         if leaf is not None and added:
             _extract(db, namespace, leaf, min(MAX_WINDOW, max(8, added)), options, store)
         if event == "SessionEnd" and leaf is not None:
@@ -94,7 +97,9 @@ def run_hook(payload: Mapping[str, Any], options: Options = Options()) -> dict[s
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
 
 
-def _import(store: Store, db: str, namespace: str, transcript: str) -> int:
+def _import(store: Store, db: str, namespace: str, transcript: str) -> tuple[int, str | None]:
+    """Import what ``transcript`` gained: how many events were added, and the
+    session of its last main entry."""
     where = paths.cursor_file(db, namespace, transcript)
     try:
         cursor = Cursor.from_dict(json.loads(where.read_text()))
@@ -106,7 +111,7 @@ def _import(store: Store, db: str, namespace: str, transcript: str) -> int:
         tmp = where.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps(after.to_dict()))
         os.replace(tmp, where)
-    return sum(d.added for d in done)
+    return sum(d.added for d in done), after.session
 
 
 def _head(store: Store, branch: str, namespace: str) -> str | None:
