@@ -130,4 +130,13 @@ def test_a_model_endpoint_goes_into_the_hook_command(tmp_path: Path) -> None:
     assert run(*args, "--llm-model", "m") == 0
     hooks = json.loads((tmp_path / ".claude" / "settings.local.json").read_text())["hooks"]
     command = hooks["UserPromptSubmit"][0]["hooks"][0]["command"]
-    assert command.endswith("claude-code hook --llm-base-url http://h:8000/v1 --llm-model m")
+    assert command.endswith("--llm-base-url http://h:8000/v1 --llm-model m")
+
+
+def test_a_project_install_names_the_project_namespace(tmp_path: Path) -> None:
+    from branchmem.integrations.codingagents.paths import project_namespace
+
+    assert run("--project-dir", str(tmp_path)) == 0
+    ns = project_namespace(tmp_path.resolve())
+    server = json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["branchmem"]
+    assert server["args"][-2:] == ["--namespace", ns]

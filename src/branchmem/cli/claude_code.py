@@ -145,13 +145,17 @@ def _hook(args: argparse.Namespace) -> int:
 
 
 def _install(args: argparse.Namespace) -> int:
+    from ..integrations.codingagents import paths
     from ..integrations.codingagents.install import install
 
+    project = Path(args.project_dir).resolve()
     namespace = check_namespace(args.namespace) if args.namespace else None
+    if namespace is None and args.scope == "project":  # wherever the agent starts them
+        namespace = paths.project_namespace(project)
     db = str(Path(args.db).resolve()) if args.db and "://" not in args.db else args.db
     done = install(
         scope=args.scope,
-        project=Path(args.project_dir).resolve(),
+        project=project,
         home=Path.home(),
         db=db,
         namespace=namespace,
