@@ -202,3 +202,16 @@ def test_a_transcript_whose_entries_name_another_session_is_still_found(tmp_path
     after_the_rewind(rewind_and_compaction(path))  # its entries say sessionId "s1"
     text = context(main(payload(path, session_id="resumed-7"), options))
     assert "Initech" in text and "Globex" not in text
+
+
+def test_a_second_session_merges_into_the_project(tmp_path: Path) -> None:
+    options = Options(db=str(tmp_path / "m.db"), namespace="app", background=False)
+    path = tmp_path / "s1.jsonl"
+    after_the_rewind(rewind_and_compaction(path))
+    main(payload(path, "SessionEnd"), options)
+    other = Transcript(tmp_path / "s2.jsonl", session="s2")
+    other.user("v1", None, "I am allergic to peanuts.")
+    main(payload(other.path, "SessionEnd", session_id="s2"), options)
+    start = payload(tmp_path / "none.jsonl", "SessionStart", session_id="s3")
+    text = context(main(start, options), "SessionStart")
+    assert "peanuts" in text and "Initech" in text and "Globex" not in text
