@@ -90,10 +90,7 @@ export class BranchmemClient {
   /** Add events in one request, all or none. Adding an event again with the same
    *  content is a no-op that answers the stored event. */
   async addEvents(events: EventInput[]): Promise<Event[]> {
-    if (!Array.isArray(events) || events.length === 0) {
-      throw new BranchmemError("InvalidInput", "addEvents takes a non-empty list of events, e.g. [{id: 'u1', content: 'hi'}]", 0);
-    }
-    const body = { events: events.map((e) => snake(e)) } as never;
+    const body = { events: batch(events, "addEvents", "[{id: 'u1', content: 'hi'}]") } as never;
     return (await this.#w.call("post", `${NS}/events`, {}, { body })).events;
   }
 
@@ -140,10 +137,7 @@ export class BranchmemClient {
   }
 
   async addMemories(memories: MemoryInput[]): Promise<Memory[]> {
-    if (!Array.isArray(memories) || memories.length === 0) {
-      throw new BranchmemError("InvalidInput", "addMemories takes a non-empty list of memories, e.g. [{content: 'x', sources: ['u1']}]", 0);
-    }
-    const body = { memories: memories.map((m) => snake(m)) } as never;
+    const body = { memories: batch(memories, "addMemories", "[{content: 'x', sources: ['u1']}]") } as never;
     return (await this.#w.call("post", `${NS}/memories`, {}, { body })).memories;
   }
 
@@ -301,4 +295,13 @@ export class BranchmemClient {
     }
     return out;
   }
+}
+
+/** The items of a batch call in the API's field names; an empty or missing list is
+ *  refused here, before a request (the server would answer 422 for it too). */
+function batch(items: object[], call: string, example: string): Record<string, unknown>[] {
+  if (!Array.isArray(items) || items.length === 0) {
+    throw new BranchmemError("InvalidInput", `${call} takes a non-empty list, e.g. ${example}`, 0);
+  }
+  return items.map((i) => snake(i));
 }

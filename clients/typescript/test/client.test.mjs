@@ -3,6 +3,7 @@
 // edit, and concurrent `expectedHead` moves (exactly one wins).
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { inspect } from "node:util";
 import { BranchmemClient, BranchmemError } from "../dist/index.js";
 import { serve } from "./serve.mjs";
 
@@ -56,7 +57,7 @@ describe("the key", () => {
     });
     await spy.me();
     assert.equal(seen[0].authorization, `Bearer ${server.key}`);
-    for (const shown of [JSON.stringify(spy), String(spy), Object.keys(spy).join()]) {
+    for (const shown of [JSON.stringify(spy), String(spy), Object.keys(spy).join(), inspect(spy, { depth: 9 })]) {
       assert.ok(!shown.includes(server.key), shown);
     }
     const bad = new BranchmemClient(server.url, { apiKey: `${server.key}x`, namespace: "alice" });
@@ -106,6 +107,9 @@ describe("events", () => {
     await rejects(bm.getEvent("ok2"), "UnknownEvent", 404);
     await rejects(bm.addEvent("u1", { content: "changed" }), "ConflictingEvent", 422);
     await rejects(bm.search("x", { k: 0 }), "InvalidInput", 422);
+    const empty = await rejects(bm.addEvents([]), "InvalidInput", 0);
+    assert.match(empty.message, /non-empty list/);
+    await rejects(bm.addMemories([]), "InvalidInput", 0);
     assert.equal((await bm.events()).length, 4);
   });
 });
