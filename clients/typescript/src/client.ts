@@ -20,6 +20,7 @@ import type {
   Graph,
   GraphOptions,
   HeadMove,
+  Health,
   Hit,
   InspectItem,
   Me,
@@ -76,7 +77,7 @@ export class BranchmemClient {
   }
 
   /** `{status: "ok", version}` when the server is up. */
-  health(): Promise<{ status: string; version: string }> {
+  health(): Promise<Health> {
     return this.#w.call("get", "/healthz");
   }
 

@@ -51,6 +51,7 @@ export type Diff = S["DiffOut"];
 export type Edge = S["EdgeOut"];
 export type Graph = S["GraphOut"];
 export type Me = S["MeOut"];
+export type Health = S["HealthOut"];
 export type InspectItem = S["InspectOut"]["memories"][number];
 export type Role = S["EventIn"]["role"];
 /** An anchor: an event id, a branch name, or a scope chain (a list of them). */

@@ -47,6 +47,7 @@ describe("the key", () => {
     const me = await bm.me();
     assert.equal(me.principal, "alice");
     assert.deepEqual(me.grants, ["alice:admin"]);
+    assert.equal((await bm.health()).status, "ok");
   });
 
   it("is sent as a bearer token and shown nowhere", async () => {
