@@ -15,6 +15,7 @@ from urllib.parse import quote
 import httpx
 
 from ..errors import InvalidInput, StorageError
+from ..notices import notify, warning_from
 from ..server.errors import from_payload
 from ..validate import check_anchors, check_id, check_int, check_namespace
 
@@ -95,6 +96,9 @@ class Connection:
             body = None
         if r.status_code >= 400:
             raise from_payload(body, r.status_code)
+        if isinstance(body, dict) and body.get("warnings"):
+            for w in body["warnings"]:  # a write's, issued here as `Store` issues them
+                notify(warning_from(w))
         return body
 
     def all(self, name: str, namespace: str | None, *parts: str, **params: Any) -> list[Any]:

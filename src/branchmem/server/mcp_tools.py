@@ -53,6 +53,12 @@ def build_mcp(
     of every tool's ``namespace`` argument."""
 
     async def run(ctx: Context, fn: Callable[..., T], ns: str | None, *args: Any, **kw: Any) -> T:
+        return (await written(ctx, fn, ns, *args, **kw))[0]
+
+    async def written(
+        ctx: Context, fn: Callable[..., T], ns: str | None, *args: Any, **kw: Any
+    ) -> tuple[T, list[dict[str, Any]]]:
+        """`run`, and the warnings of its writes."""
         headers = ctx.headers
         try:
             key = _key(headers) if headers is not None else None
@@ -62,7 +68,7 @@ def build_mcp(
                 who = principal
             else:
                 who = served.principal(None)
-            return await served.run(fn, served.ctx(who, key), ns or namespace, *args, **kw)
+            return await served.written(fn, served.ctx(who, key), ns or namespace, *args, **kw)
         except BranchmemError as exc:
             payload = to_payload(exc)
             if headers is None:  # stdio: no keys to list; say whom it acts as
@@ -85,7 +91,8 @@ def build_mcp(
         id; a list for a merge; none for a root) or, with ``branch``, under that
         branch's head (which then advances)."""
         item = {"id": id, "content": content, "parent": parent, "role": role, "branch": branch}
-        return (await run(ctx, svc.add_events, namespace, [item]))[0].to_dict()
+        done, said = await written(ctx, svc.add_events, namespace, [item])
+        return _with_warnings(done[0].to_dict(), said)
 
     @tool(server)
     async def remember(
@@ -102,7 +109,8 @@ def build_mcp(
         instead, write it on that branch (a note event under its head, as source)."""
         item: dict[str, Any] = {"content": content, "kind": kind, "importance": importance}
         item |= {k: v for k, v in (("sources", sources), ("branch", branch), ("key", key)) if v}
-        return (await run(ctx, svc.add_memories, namespace, [item]))[0].to_dict()
+        done, said = await written(ctx, svc.add_memories, namespace, [item])
+        return _with_warnings(done[0].to_dict(), said)
 
     @tool(server)
     async def recall(
@@ -157,6 +165,12 @@ def build_mcp(
 
     add_branch_tools(server, run)
     return server
+
+
+def _with_warnings(out: dict[str, Any], said: list[dict[str, Any]]) -> dict[str, Any]:
+    """A written item's dict, with ``warnings`` (their messages) when there are any:
+    a model reads that what it wrote stays hidden, and why."""
+    return out | {"warnings": [w["message"] for w in said]} if said else out
 
 
 def _stdio_payload(payload: dict[str, Any], who: Principal) -> dict[str, Any]:
