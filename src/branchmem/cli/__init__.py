@@ -9,6 +9,7 @@ the parsed args, returning an exit code):
 - `evaluate`: ``eval recall``
 - `extract`: ``extract``, ``context``
 - `imports`: ``import``
+- `branches`: ``branches``
 - `admin`: ``purge``, ``checkpoint``, ``audit``
 - `serve`: ``serve``, ``mcp`` (the server extra)
 - `keys`: ``keys create|list|revoke|delete``
@@ -28,7 +29,17 @@ from collections.abc import Sequence
 from .. import __version__
 from ..errors import BranchmemError
 
-COMMAND_MODULES = ("demo", "search", "evaluate", "extract", "serve", "keys", "imports", "admin")
+COMMAND_MODULES = (
+    "demo",
+    "search",
+    "evaluate",
+    "extract",
+    "serve",
+    "keys",
+    "imports",
+    "branches",
+    "admin",
+)
 """The modules of this package that add commands, in the order ``--help`` lists them."""
 
 
