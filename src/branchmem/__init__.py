@@ -11,6 +11,7 @@ from .errors import (
     BranchConflict,
     BranchExists,
     BranchmemError,
+    BranchmemWarning,
     ConflictClosed,
     ConflictingEvent,
     ConflictingRecord,
@@ -33,10 +34,13 @@ from .errors import (
     UnknownEvent,
     UnknownMemory,
     UnknownNamespace,
+    UnknownParents,
     UnknownSnapshot,
+    UnknownSources,
 )
 from .graph import Edge, Entity, GraphView, Path
 from .model import KINDS, Branch, Event, Explanation, Memory, SourceStatus
+from .notices import caught_warnings
 from .policy import Policy
 from .redact import Redactor
 from .retrieval import (
@@ -62,6 +66,7 @@ __all__ = [
     "BranchConflict",
     "BranchExists",
     "BranchmemError",
+    "BranchmemWarning",
     "Conflict",
     "ConflictClosed",
     "ConflictingEvent",
@@ -109,9 +114,12 @@ __all__ = [
     "UnknownEvent",
     "UnknownMemory",
     "UnknownNamespace",
+    "UnknownParents",
     "UnknownSnapshot",
+    "UnknownSources",
     "Versions",
     "Weights",
+    "caught_warnings",
 ]
 
 __version__ = "0.1.0"

@@ -9,6 +9,7 @@ the parsed args, returning an exit code):
 - `evaluate`: ``eval recall``
 - `extract`: ``extract``, ``context``
 - `imports`: ``import``
+- `branches`: ``branches``
 - `admin`: ``purge``, ``checkpoint``, ``audit``
 - `serve`: ``serve``, ``mcp`` (the server extra)
 - `keys`: ``keys create|list|revoke|delete``
@@ -37,6 +38,7 @@ COMMAND_MODULES = (
     "serve",
     "keys",
     "imports",
+    "branches",
     "admin",
     "claude_code",
 )

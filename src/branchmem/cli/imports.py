@@ -72,13 +72,20 @@ def _import(args: argparse.Namespace) -> int:
         if failed:
             print(f"error: {_why_nothing(report)}", file=sys.stderr)
         return 1 if failed else 0
+    if report.format is None and not report.skipped:  # an empty list: no format to name
+        print(f"error: {_why_nothing(report)}", file=sys.stderr)
+        return 1
     conflicts = sum(len(c.conflicts) for c in report.conversations)
     print(
-        f"{report.format or 'empty'}: {count(len(report.conversations), 'conversation')}, "
+        f"{report.format}: {count(len(report.conversations), 'conversation')}, "
         f"{count(report.added, 'event')} added, {count(conflicts, 'conflict')}, "
         f"{len(report.skipped)} skipped"
     )
     for c in report.conversations:
+        # The branch, and the conversation's own id where the branch name had to
+        # change it (a branch name holds no space or '/'; the event ids keep them).
+        named = "" if c.branch == f"conv/{c.id}" else f" (conversation {c.id!r})"
+        print(f"  {c.branch}{named}: {count(c.events, 'event')}, {c.added} added")
         for note in c.notes:
             print(f"  note: {c.branch}: {note}")
         for conflict in c.conflicts:
@@ -100,7 +107,7 @@ def _why_nothing(report: Any) -> str:
             f"nothing was imported: every item ({len(report.skipped)}) was skipped; "
             "check the file and --format (leave it out to detect the format)"
         )
-    return "nothing was imported: the file holds no conversations (an empty list?)"
+    return "nothing to import: the file holds no conversations (an empty list)"
 
 
 def _new_store_file(db: str) -> Path | None:

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 from ..errors import InvalidInput, StorageError
+from ..notices import notify, warning_from
 from ..server.errors import from_payload
 from ..validate import check_anchors, check_id, check_int, check_namespace
 
@@ -121,6 +122,9 @@ class Wire:
             body = None
         if status >= 400:
             raise from_payload(body, status)
+        if isinstance(body, dict) and body.get("warnings"):
+            for w in body["warnings"]:  # a write's, issued here as `Store` issues them
+                notify(warning_from(w))
         return body
 
     @staticmethod

@@ -250,6 +250,11 @@ def _files(
 
 def _detect(path: Path, format: str) -> str | None:
     """The format of one file (``format`` if given and plausible); `UnknownFormat` if none."""
+    with open(path, "rb") as raw:
+        if not first_char(raw):
+            raise InvalidInput(
+                f"{path} is empty (no bytes, or only blanks); pass the export file as downloaded"
+            )
     if format in agents.FORMATS:
         return format
     if format == sillytavern.NAME or (format == "auto" and path.suffix == ".jsonl"):
