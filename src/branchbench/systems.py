@@ -172,8 +172,13 @@ class Branchmem(System):
         parent: str | list[str] | None = (
             None if not parents else parents[0] if len(parents) == 1 else parents
         )
-        self.store.add_event(event.id, parent=parent, role=event.role, content=event.content)
-        # Extract at each event once it is connected (a child may arrive before its parent).
+        # A child may arrive before its parent here on purpose (the scenario's
+        # arrival order): the store's warning that it waits is expected, not shown.
+        from branchmem import caught_warnings
+
+        with caught_warnings():
+            self.store.add_event(event.id, parent=parent, role=event.role, content=event.content)
+        # Extract at each event once it is connected.
         self.waiting.append(event.id)
         still = []
         for eid in self.waiting:

@@ -4,12 +4,14 @@ A derived memory is visible at an anchor only if every one of its source
 events is the anchor or one of its ancestors. Start with `Store`.
 """
 
+from .async_store import AsyncStore
 from .branch_types import AuditEntry, Conflict, HeadMove, MergeResult, Snapshot
 from .context import Context
 from .errors import (
     BranchConflict,
     BranchExists,
     BranchmemError,
+    BranchmemWarning,
     ConflictClosed,
     ConflictingEvent,
     ConflictingRecord,
@@ -32,10 +34,13 @@ from .errors import (
     UnknownEvent,
     UnknownMemory,
     UnknownNamespace,
+    UnknownParents,
     UnknownSnapshot,
+    UnknownSources,
 )
 from .graph import Edge, Entity, GraphView, Path
 from .model import KINDS, Branch, Event, Explanation, Memory, SourceStatus
+from .notices import caught_warnings
 from .policy import Policy
 from .redact import Redactor
 from .retrieval import (
@@ -54,12 +59,14 @@ from .tree_types import Diff, EventPage, Versions
 
 __all__ = [
     "KINDS",
+    "AsyncStore",
     "AuditEntry",
     "BackgroundEmbedder",
     "Branch",
     "BranchConflict",
     "BranchExists",
     "BranchmemError",
+    "BranchmemWarning",
     "Conflict",
     "ConflictClosed",
     "ConflictingEvent",
@@ -107,9 +114,12 @@ __all__ = [
     "UnknownEvent",
     "UnknownMemory",
     "UnknownNamespace",
+    "UnknownParents",
     "UnknownSnapshot",
+    "UnknownSources",
     "Versions",
     "Weights",
+    "caught_warnings",
 ]
 
 __version__ = "0.1.0"

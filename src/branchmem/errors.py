@@ -29,9 +29,19 @@
     ├── EmbeddingPending                   a vector search needs vectors not made yet (503)
     └── ExtractionError                    an extractor failed (bad model reply, timeout)
 
+    BranchmemWarning (UserWarning)         accepted, but probably not what was meant
+    ├── UnknownParents                     events stored waiting for parents not stored
+    └── UnknownSources                     records stored hidden: sources not in the tree
+
 Every leaf also subclasses the natural built-in, so ``except KeyError`` keeps
 working for callers who do not know about branchmem. Errors carry the ids
 involved as attributes.
+
+A write whose parents or sources are not in the tree yet is accepted (they may
+arrive later; until then what waits stays hidden, failing closed) and says so
+with a warning through Python's `warnings` (`branchmem.caught_warnings` collects
+them per call instead; a served store sends them in the response's ``warnings``).
+``warnings.simplefilter("error", UnknownSources)`` turns them into errors.
 """
 
 from __future__ import annotations
@@ -354,4 +364,65 @@ class ReadOnlyStore(StorageError, PermissionError):
         super().__init__(
             f"store {path!r} was opened read-only (readonly=True); open it without "
             "readonly=True to write"
+        )
+
+
+class BranchmemWarning(UserWarning):
+    """Root of the warnings of a write that was accepted but is probably not what
+    was meant. ``ids``: the items written that stay hidden; ``unknown``: the ids
+    they wait for."""
+
+    def __init__(
+        self, message: str, namespace: str, ids: tuple[str, ...], unknown: tuple[str, ...]
+    ) -> None:
+        self.namespace = namespace
+        self.ids = ids
+        self.unknown = unknown
+        super().__init__(message)
+
+    def to_dict(self) -> dict[str, object]:
+        """The JSON shape a served store answers with, in ``warnings``."""
+        return {
+            "warning": type(self).__name__,
+            "message": str(self),
+            "namespace": self.namespace,
+            "ids": list(self.ids),
+            "unknown": list(self.unknown),
+        }
+
+
+def _listed(ids: tuple[str, ...], most: int = 5) -> str:
+    shown = ", ".join(repr(i) for i in ids[:most])
+    return shown + (f" and {len(ids) - most} more" if len(ids) > most else "")
+
+
+class UnknownParents(BranchmemWarning):
+    """Events were stored under parents that are not in the tree (not stored, or
+    stored and waiting themselves): they wait, hidden, until those arrive."""
+
+    def __init__(self, namespace: str, ids: tuple[str, ...], unknown: tuple[str, ...]) -> None:
+        super().__init__(
+            f"{len(ids)} event(s) in namespace {namespace!r} ({_listed(ids)}) wait for "
+            f"parent(s) not in the tree: {_listed(unknown)}; they stay hidden, with what "
+            "is derived from them, until those events are added (check the parent ids)",
+            namespace,
+            ids,
+            unknown,
+        )
+
+
+class UnknownSources(BranchmemWarning):
+    """Records were stored with sources that are not in the tree (not stored, or
+    stored and waiting for a parent): they stay hidden at every anchor until those
+    arrive and connect."""
+
+    def __init__(self, namespace: str, ids: tuple[str, ...], unknown: tuple[str, ...]) -> None:
+        super().__init__(
+            f"{len(ids)} record(s) in namespace {namespace!r} ({_listed(ids)}) name "
+            f"source(s) not in the tree: {_listed(unknown)}; they stay hidden at every "
+            "anchor until those events are added and connected (check the source ids; "
+            "explain() says which source each waits for)",
+            namespace,
+            ids,
+            unknown,
         )

@@ -288,7 +288,8 @@ class Store:
         progress: Callable[[int, int], None] | None = None,
         max_message_bytes: int = MAX_MESSAGE_BYTES,
     ) -> ImportReport:
-        """Import a chat export (ChatGPT, Claude, Open WebUI, LibreChat, SillyTavern):
+        """Import a chat export (ChatGPT, Claude, Open WebUI, LibreChat, SillyTavern)
+        or coding-agent transcripts (Claude Code, Codex; docs/coding-agents.md):
         each conversation's messages become events (abandoned branches too) in one
         transaction, and branch ``conv/<id>`` points at its current leaf.
         Re-importing adds only what is new; see `branchmem.importers`.

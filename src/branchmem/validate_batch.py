@@ -19,7 +19,6 @@ from .errors import InvalidInput
 from .model import ROLES, Event, make_event, make_events
 from .validate import (
     _EVENT_KEYS,
-    _SURROGATE,
     MAX_CONTENT_BYTES,
     MAX_ID_LEN,
     check_meta,
@@ -27,6 +26,7 @@ from .validate import (
     check_parents,
     event_from,
 )
+from .validate_json import _SURROGATE
 
 _ROLES = frozenset(ROLES)
 _get = dict.get

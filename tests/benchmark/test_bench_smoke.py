@@ -36,6 +36,10 @@ EXPECTED: dict[str, list[tuple[str, int]]] = {
         (r"^wrote .* \(\d+ lines, \d+ queries\)$", 1),
         (r"^  (the same as|differs from) the shipped bench/data/recall-dev\.jsonl$", 1),
     ],
+    "claude_code_hook": [
+        (r"^  first call, importing every entry: \d+ ms$", 1),
+        (r"^  (in process|the command|  its floor).*: p50 \d+\.\d ms, p95 \d+\.\d ms", 3),
+    ],
     "extract": [(r"ratio \d+\.\d\dx", 3)],
     "graph": [
         (r"^  (neighbors|3-hop paths) .* ratio +\d+\.\dx$", 4),

@@ -184,6 +184,21 @@ def test_child_before_parent(to_scenario: ToScenario, edit: dict[str, Any]) -> N
         ], name
 
 
+def test_arrival_out_of_order_is_not_warned_about(
+    to_scenario: ToScenario, edit: dict[str, Any]
+) -> None:
+    import warnings
+
+    from branchmem import BranchmemWarning
+
+    e1, e2, e3, e4, e3b, e4b = edit["events"]
+    edit["events"] = [e1, e3b, e3, e2, e4, e4b]  # the scenario's order, on purpose
+    sc = to_scenario(edit)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BranchmemWarning)
+        assert keeps(sc, "branchmem", "q1")
+
+
 def test_no_window_and_zero_window(to_scenario: ToScenario, edit: dict[str, Any]) -> None:
     sc = to_scenario(edit)
     assert contexts(sc, "current_branch_raw", window=0)["q1"] == ""

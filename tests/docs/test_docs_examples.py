@@ -52,3 +52,10 @@ def test_graph_guide_runs() -> None:
     result, scope = run_page(ROOT / "docs" / "graph.md")
     close_stores(scope)
     assert result.failed == 0 and result.attempted >= 25, result
+
+
+def test_async_guide_runs() -> None:
+    pytest.importorskip("fastapi", reason="its remote example needs the 'server' extra")
+    result, scope = run_page(ROOT / "docs" / "async.md")
+    close_stores(scope)
+    assert result.failed == 0 and result.attempted >= 18, result

@@ -43,11 +43,18 @@ def serving(
             started.append((proc, f"http://127.0.0.1:{port}", log))
         deadline = time.monotonic() + timeout
         for proc, url, log in started:
-            while not _healthy(url):
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"server did not start: {log.read_text()}")
-                time.sleep(0.1)
+            wait_healthy(proc, url, log, deadline - time.monotonic())
         yield [url for _, url, _ in started]
+
+
+def wait_healthy(proc: subprocess.Popen[bytes], url: str, log: Path, timeout: float) -> None:
+    """Wait until ``url/healthz`` answers 200; raise with ``log``'s text if ``proc``
+    ends first or ``timeout`` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while not _healthy(url):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"server did not start: {log.read_text()}")
+        time.sleep(0.1)
 
 
 def _healthy(url: str) -> bool:

@@ -306,3 +306,17 @@ def test_bad_arguments_raise_what_the_store_raises(any_store: Any, bad: Any) -> 
     with pytest.raises(InvalidInput) as got:
         bad(any_store)
     assert type(got.value) is InvalidInput and "request does not fit" not in str(got.value)
+
+
+def test_unknown_parents_and_sources_warn_alike(any_store: Any) -> None:
+    from branchmem import UnknownParents, UnknownSources
+
+    s = any_store
+    s.add_event("r1")
+    with pytest.warns(UnknownParents, match="'gone'") as got:
+        s.add_event("r2", parent="gone")
+    assert got[0].filename == __file__
+    with pytest.warns(UnknownSources, match="'gone2'") as got:
+        s.add_memories([{"content": "f", "sources": ["r1", "gone2"]}])
+    w = got[0].message
+    assert isinstance(w, UnknownSources) and w.unknown == ("gone2",)

@@ -7,8 +7,9 @@ import httpx
 import pytest
 
 from branchmem import InvalidInput, StorageError, UnknownBranch
-from branchmem.client import RemoteStore
+from branchmem.client import AsyncRemoteStore, RemoteStore
 from branchmem.client.connection import Connection
+from branchmem.client.surface import Surface
 from helpers.server_fixtures import Served, make_served, seed
 
 
@@ -87,9 +88,12 @@ def test_a_transport_or_a_client_not_both() -> None:
         )
 
 
-def test_remote_store_holds_a_connection_and_has_no_base_class() -> None:
+def test_remote_store_holds_a_connection_and_shares_only_its_surface() -> None:
+    # Each method is written once, as a plan, on `Surface`; the blocking and the
+    # awaitable store differ only in their connection.
     remote = RemoteStore("http://memory.example", namespace="alice")
-    assert RemoteStore.__bases__ == (object,)
+    assert RemoteStore.__bases__ == AsyncRemoteStore.__bases__ == (Surface,)
+    assert Surface.__bases__ == (object,)
     assert isinstance(vars(remote)["_c"], Connection)
     assert remote.namespace == "alice"
     remote.namespace = "bob"

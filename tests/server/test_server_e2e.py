@@ -118,9 +118,8 @@ def test_mcp_over_http_uses_the_same_keys(server: dict[str, Any]) -> None:
         transport = streamable_http_client(f"{server['url']}/mcp", http_client=http)
         async with http, Client(transport) as client:
             names = [t.name for t in (await client.list_tools()).tools]
-            added = await client.call_tool(
-                "add_event", {"id": "m1", "content": "我对花生过敏", "namespace": "bob"}
-            )
+            # No namespace: the key's only one (bob), not "default".
+            added = await client.call_tool("add_event", {"id": "m1", "content": "我对花生过敏"})
             other = await client.call_tool("memories", {"at": "e1", "namespace": "alice"})
             return names, added, other
 

@@ -50,10 +50,18 @@ def test_versions_on_screen(served: tuple[str, str], page: Any, tmp_path: Path) 
     shown = page.inner_text(long_row)
     assert shown != LONG and len(shown) <= 14 and shown.startswith(LONG[:6])
     assert page.get_attribute(long_row, "title") == LONG
-    # Layout: the switcher sits on its row, right of the id, and left of the text.
+    # Layout: the switcher sits on its row, at its right edge (right of the id and
+    # of the text), so the middle of the row is the message, not an arrow.
     r, ids, sw = _box(page, row), _box(page, f"{row} .id"), _box(page, f"{row} .versions")
     assert r["y"] <= sw["y"] and sw["y"] + sw["height"] <= r["y"] + r["height"] + 1
     assert sw["x"] >= ids["x"] + ids["width"] - 1
+    assert r["x"] + r["width"] - 12 <= sw["x"] + sw["width"] <= r["x"] + r["width"] + 1
+    assert sw["x"] > r["x"] + r["width"] / 2
+    text = _box(page, f"{row} .text")
+    assert text["x"] + text["width"] <= sw["x"] + 1
+    # Only the arrows are buttons; the count between them is text.
+    assert page.locator(f"{row} .versions button").count() == 2
+    assert page.get_attribute(f"{row} .vgo[data-go]", "aria-label") == "previous version: u2"
     # Versions are indented below their parent, one level in, not drawn as a follow-up.
     parent = _box(page, '#tree [data-event-id="u1"] .role')
     assert _box(page, f"{row} .role")["x"] > parent["x"]
@@ -64,6 +72,44 @@ def test_versions_on_screen(served: tuple[str, str], page: Any, tmp_path: Path) 
     page.wait_for_selector('#memories [data-memory-id="m-a3"][data-visible="true"]')
     assert page.inner_text("#anchor-label") == "a3"
     assert "at=a3" in page.url
+
+
+def test_a_click_in_the_middle_of_a_row_moves_the_anchor_there(
+    served: tuple[str, str],
+    page: Any,  # noqa: F811
+) -> None:
+    base, key = served
+    page.goto(f"{base}/ui?ns=alice&at=u1#key={key}")
+    page.wait_for_selector('#tree [data-event-id="u2"] .versions')
+
+    def anchor_is(eid: str) -> None:
+        page.wait_for_function(
+            "id => document.querySelector('#anchor-label').textContent === id", arg=eid
+        )
+
+    def moved_from(eid: str) -> str:
+        page.wait_for_function(
+            "id => document.querySelector('#anchor-label').textContent !== id", arg=eid
+        )
+        return str(page.inner_text("#anchor-label"))
+
+    # Rows whose switcher has a live arrow (u2: ›, a3r: ‹), clicked where a user
+    # aims at the message: anywhere across the middle of the row.
+    for eid in ("u2", "a3r"):
+        row = f'#tree [data-event-id="{eid}"]'
+        box = _box(page, row)
+        for frac in (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7):
+            page.click('#tree [data-event-id="u1"] .role')
+            anchor_is("u1")
+            page.click(row, position={"x": box["width"] * frac, "y": box["height"] / 2})
+            assert moved_from("u1") == eid, (eid, frac)
+        # The arrows are at the row's right edge, the only buttons of the row.
+        for arrow in page.locator(f"{row} .versions button").all():
+            b = arrow.bounding_box()
+            assert b is not None and b["x"] > box["x"] + 0.75 * box["width"]
+    # The count between the arrows is no button either: a click there selects the row.
+    page.click('#tree [data-event-id="u2b"] .vnum')
+    anchor_is("u2b")
 
 
 @pytest.fixture

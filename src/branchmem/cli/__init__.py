@@ -9,9 +9,11 @@ the parsed args, returning an exit code):
 - `evaluate`: ``eval recall``
 - `extract`: ``extract``, ``context``
 - `imports`: ``import``
+- `branches`: ``branches``
 - `admin`: ``purge``, ``checkpoint``, ``audit``
 - `serve`: ``serve``, ``mcp`` (the server extra)
 - `keys`: ``keys create|list|revoke|delete``
+- `claude_code`: ``claude-code hook|install|mcp``
 
 `main` only builds the parser, runs the command, and turns a `BranchmemError`
 into one line on stderr and exit status 1.
@@ -28,24 +30,39 @@ from collections.abc import Sequence
 from .. import __version__
 from ..errors import BranchmemError
 
-COMMAND_MODULES = ("demo", "search", "evaluate", "extract", "serve", "keys", "imports", "admin")
+COMMAND_MODULES = (
+    "demo",
+    "search",
+    "evaluate",
+    "extract",
+    "serve",
+    "keys",
+    "imports",
+    "branches",
+    "admin",
+    "claude_code",
+)
 """The modules of this package that add commands, in the order ``--help`` lists them."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="branchmem",
         description="Memory for LLM agents and chat apps whose history is a tree.",
     )
     parser.add_argument("--version", action="version", version=f"branchmem {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in modules:
         importlib.import_module(f"{__name__}.{name}").register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # The hook runs before every prompt: it parses with its own module only, and
+    # so skips importing every other command's (the extractor's patterns, say).
+    hook = argv[:2] == ["claude-code", "hook"]
+    parser = build_parser(("claude_code",) if hook else COMMAND_MODULES)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from typing import Any
 
 from ..errors import InvalidInput
 from ..extract import Extractor, LLMExtractor, RuleExtractor, extract
 from ..store import Store
+
+KEY_ENV = "BRANCHMEM_LLM_API_KEY"
+"""The environment variable the model's API key may come from (not the command line,
+which other users of the machine can read)."""
 
 
 def register(sub: Any) -> None:
@@ -31,7 +36,11 @@ def register(sub: Any) -> None:
     p.add_argument("--assistant", action="store_true", help="read assistant messages too")
     p.add_argument("--llm-base-url", help="OpenAI-compatible endpoint, e.g. http://host:8000/v1")
     p.add_argument("--llm-model", help="model name at that endpoint")
-    p.add_argument("--llm-api-key", help="API key for the endpoint (never stored)")
+    p.add_argument(
+        "--llm-api-key",
+        default=os.environ.get(KEY_ENV),
+        help=f"API key for the endpoint (never stored; default: ${KEY_ENV})",
+    )
     p.add_argument("--llm-timeout", type=float, default=30.0, help="seconds (default 30)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=_extract)

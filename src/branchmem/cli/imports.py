@@ -18,12 +18,13 @@ from .words import count
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "import",
-        help="import a chat export (ChatGPT, Claude, Open WebUI, LibreChat, SillyTavern)",
+        help="import a chat export (ChatGPT, Claude, Open WebUI, LibreChat, SillyTavern) "
+        "or coding-agent transcripts (Claude Code, Codex)",
         description="Every message becomes an event (abandoned branches too) and branch "
         "conv/<id> points at each conversation's current message. Importing again "
         "adds only what is new.",
     )
-    p.add_argument("file", nargs="+", help="export file, or a folder of SillyTavern chats")
+    p.add_argument("file", nargs="+", help="export file, or a folder of chats or transcripts")
     p.add_argument(
         "--db", required=True, help="SQLite store file or postgresql:// URL (created if missing)"
     )
@@ -71,13 +72,20 @@ def _import(args: argparse.Namespace) -> int:
         if failed:
             print(f"error: {_why_nothing(report)}", file=sys.stderr)
         return 1 if failed else 0
+    if report.format is None and not report.skipped:  # an empty list: no format to name
+        print(f"error: {_why_nothing(report)}", file=sys.stderr)
+        return 1
     conflicts = sum(len(c.conflicts) for c in report.conversations)
     print(
-        f"{report.format or 'empty'}: {count(len(report.conversations), 'conversation')}, "
+        f"{report.format}: {count(len(report.conversations), 'conversation')}, "
         f"{count(report.added, 'event')} added, {count(conflicts, 'conflict')}, "
         f"{len(report.skipped)} skipped"
     )
     for c in report.conversations:
+        # The branch, and the conversation's own id where the branch name had to
+        # change it (a branch name holds no space or '/'; the event ids keep them).
+        named = "" if c.branch == f"conv/{c.id}" else f" (conversation {c.id!r})"
+        print(f"  {c.branch}{named}: {count(c.events, 'event')}, {c.added} added")
         for note in c.notes:
             print(f"  note: {c.branch}: {note}")
         for conflict in c.conflicts:
@@ -99,7 +107,7 @@ def _why_nothing(report: Any) -> str:
             f"nothing was imported: every item ({len(report.skipped)}) was skipped; "
             "check the file and --format (leave it out to detect the format)"
         )
-    return "nothing was imported: the file holds no conversations (an empty list?)"
+    return "nothing to import: the file holds no conversations (an empty list)"
 
 
 def _new_store_file(db: str) -> Path | None:

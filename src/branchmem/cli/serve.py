@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import logging
 import os
 import sys
 from typing import Any
@@ -242,6 +243,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from ..server.served import Served
     from ..server.service import Limits
 
+    # One plain line on stderr for each failed tool call (the tools' own logging
+    # would draw a rich block at INFO for each).
+    logging.basicConfig(level=logging.WARNING, format="branchmem mcp: %(message)s")
     store = _open(args)
     served = Served(store, None, Limits(), args.embedder)
     # The namespace as named: a '*' in it is a character, not a wildcard.

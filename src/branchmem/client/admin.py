@@ -1,7 +1,7 @@
 """Erasure and the audit log over the HTTP API (both need an admin grant).
 
-Plain functions of a `Connection`, one per `Store` method of the same name;
-`branchmem.client.RemoteStore` calls them. ``namespace=None`` is the
+Plans (`wire.Plan`), one per `Store` method of the same name, that
+`RemoteStore` and `AsyncRemoteStore` run (`surface`). ``namespace=None`` is the
 connection's own.
 """
 
@@ -12,20 +12,22 @@ from typing import Any
 
 from ..branch_types import AuditEntry
 from . import decode
-from .connection import Connection
+from .wire import Plan, call, pages
 
 
 def purge(
-    c: Connection,
     namespace: str | None,
     events: Sequence[str],
     memories: Sequence[str],
     whole_namespace: bool,
-) -> list[str]:
+) -> Plan[list[str]]:
     body: dict[str, Any] = {"events": list(events), "memories": list(memories)}
     body["whole_namespace"] = whole_namespace
-    return list(c.send("POST", namespace, "purge", json=body)["removed"])
+    return list((yield from call("POST", namespace, "purge", json=body))["removed"])
 
 
-def audit(c: Connection, namespace: str | None, since: float | None) -> list[AuditEntry]:
-    return [decode.audit_entry(d) for d in c.all("entries", namespace, "audit", since=since)]
+def audit(namespace: str | None, since: float | None) -> Plan[list[AuditEntry]]:
+    return [
+        decode.audit_entry(d)
+        for d in (yield from pages("entries", namespace, "audit", since=since))
+    ]

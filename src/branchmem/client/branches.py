@@ -1,7 +1,7 @@
 """Branches, snapshots, merges and conflicts over the HTTP API.
 
-Plain functions of a `Connection`, one per `Store` method of the same name;
-`branchmem.client.RemoteStore` calls them. ``namespace=None`` is the
+Plans (`wire.Plan`), one per `Store` method of the same name, that
+`RemoteStore` and `AsyncRemoteStore` run (`surface`). ``namespace=None`` is the
 connection's own.
 """
 
@@ -12,78 +12,79 @@ from typing import Any
 from ..branch_types import Conflict, HeadMove, MergeResult, Snapshot
 from ..model import Branch, Event
 from . import decode
-from .connection import Connection
+from .wire import Plan, call, pages
 
 
-def create_branch(c: Connection, namespace: str | None, name: str, at: str) -> Branch:
-    return Branch(**c.send("POST", namespace, "branches", json={"name": name, "at": at}))
+def create_branch(namespace: str | None, name: str, at: str) -> Plan[Branch]:
+    return Branch(**(yield from call("POST", namespace, "branches", json={"name": name, "at": at})))
 
 
 def set_branch(
-    c: Connection, namespace: str | None, name: str, to: str, expected_head: str | None
-) -> Branch:
+    namespace: str | None, name: str, to: str, expected_head: str | None
+) -> Plan[Branch]:
     body = {"to": to, "expected_head": expected_head}
-    return Branch(**c.send("POST", namespace, "branches", name, "head", json=body))
+    return Branch(**(yield from call("POST", namespace, "branches", name, "head", json=body)))
 
 
-def branch_head(c: Connection, namespace: str | None, name: str) -> str:
-    return str(c.send("GET", namespace, "branches", name)["head"])
+def branch_head(namespace: str | None, name: str) -> Plan[str]:
+    return str((yield from call("GET", namespace, "branches", name))["head"])
 
 
-def branches(c: Connection, namespace: str | None) -> list[Branch]:
-    return [Branch(**d) for d in c.all("branches", namespace, "branches")]
+def branches(namespace: str | None) -> Plan[list[Branch]]:
+    return [Branch(**d) for d in (yield from pages("branches", namespace, "branches"))]
 
 
-def delete_branch(c: Connection, namespace: str | None, name: str) -> None:
-    c.send("DELETE", namespace, "branches", name)
+def delete_branch(namespace: str | None, name: str) -> Plan[None]:
+    (yield from call("DELETE", namespace, "branches", name))
 
 
-def snapshot(c: Connection, namespace: str | None, branch: str, name: str) -> Snapshot:
+def snapshot(namespace: str | None, branch: str, name: str) -> Plan[Snapshot]:
     body = {"branch": branch, "name": name}
-    return Snapshot(**c.send("POST", namespace, "snapshots", json=body))
+    return Snapshot(**(yield from call("POST", namespace, "snapshots", json=body)))
 
 
-def snapshots(c: Connection, namespace: str | None) -> list[Snapshot]:
-    return [Snapshot(**d) for d in c.all("snapshots", namespace, "snapshots")]
+def snapshots(namespace: str | None) -> Plan[list[Snapshot]]:
+    return [Snapshot(**d) for d in (yield from pages("snapshots", namespace, "snapshots"))]
 
 
 def rollback(
-    c: Connection, namespace: str | None, branch: str, to: str, expected_head: str | None
-) -> Branch:
+    namespace: str | None, branch: str, to: str, expected_head: str | None
+) -> Plan[Branch]:
     body = {"branch": branch, "to": to, "expected_head": expected_head}
-    return Branch(**c.send("POST", namespace, "rollback", json=body))
+    return Branch(**(yield from call("POST", namespace, "rollback", json=body)))
 
 
-def history(c: Connection, namespace: str | None, branch: str) -> list[HeadMove]:
-    return [HeadMove(**d) for d in c.all("moves", namespace, "history", branch=branch)]
+def history(namespace: str | None, branch: str) -> Plan[list[HeadMove]]:
+    return [HeadMove(**d) for d in (yield from pages("moves", namespace, "history", branch=branch))]
 
 
-def merge(c: Connection, namespace: str | None, body: dict[str, Any]) -> MergeResult:
+def merge(namespace: str | None, body: dict[str, Any]) -> Plan[MergeResult]:
     """``body``: source, into, strategy, fast_forward, event_id, expected_head."""
-    return decode.merge_result(c.send("POST", namespace, "merge", json=body))
+    return decode.merge_result((yield from call("POST", namespace, "merge", json=body)))
 
 
-def conflicts(c: Connection, namespace: str | None, at: str | None) -> list[Conflict]:
+def conflicts(namespace: str | None, at: str | None) -> Plan[list[Conflict]]:
     if at is None:
         return []
-    return [decode.conflict(d) for d in c.all("conflicts", namespace, "conflicts", at=at)]
+    return [
+        decode.conflict(d) for d in (yield from pages("conflicts", namespace, "conflicts", at=at))
+    ]
 
 
 def resolve(
-    c: Connection,
     namespace: str | None,
     conflict_id: str,
     keep: str,
     branch: str,
     expected_head: str | None,
-) -> Event:
+) -> Plan[Event]:
     body = {"keep": keep, "branch": branch, "expected_head": expected_head}
-    d = c.send("POST", namespace, "conflicts", conflict_id, "resolve", json=body)
+    d = yield from call("POST", namespace, "conflicts", conflict_id, "resolve", json=body)
     return Event.from_dict(d)
 
 
 def prune_branches(
-    c: Connection, namespace: str | None, prefix: str, older_than: float, now: float | None
-) -> list[str]:
+    namespace: str | None, prefix: str, older_than: float, now: float | None
+) -> Plan[list[str]]:
     body = {"prefix": prefix, "older_than": older_than, "now": now}
-    return list(c.send("POST", namespace, "prune", json=body)["ids"])
+    return list((yield from call("POST", namespace, "prune", json=body))["ids"])

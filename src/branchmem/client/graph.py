@@ -1,5 +1,5 @@
-"""`RemoteStore`'s relation-graph methods: ``POST .../edges``, ``GET .../graph``,
-written as functions of the store object and bound in its class body."""
+"""The remote stores' relation-graph methods: ``POST .../edges``, ``GET .../graph``,
+written as plans (`wire.Plan`) of the store object and bound in its class body."""
 
 from __future__ import annotations
 
@@ -9,17 +9,19 @@ from typing import Any
 from ..graph.model import Edge
 from ..validate import check_anchors
 from .tree import Remote
+from .wire import Plan, call
 
 
 def add_edge(
     self: Remote,
+    /,
     subject: str,
     predicate: str,
     object: str,
     *,
     sources: Sequence[str],
     **options: Any,
-) -> Edge:
+) -> Plan[Edge]:
     """`Store.add_edge` (``namespace`` and the same options; ``actor`` is the key's)."""
     ns = options.pop("namespace", None)
     options.pop("actor", None)
@@ -27,7 +29,7 @@ def add_edge(
     body |= {"sources": list(sources), **options}
     if "replaces" in body:
         body["replaces"] = list(body["replaces"])
-    d = self._c.send("POST", ns, "edges", json=body)
+    d = yield from call("POST", ns, "edges", json=body)
     return Edge(
         id=d["id"],
         subject=d["subject"],
@@ -49,7 +51,7 @@ def graph_neighbors(
     hops: int = 1,
     namespace: str | None = None,
     now: float | None = None,
-) -> dict[str, Any]:
+) -> Plan[dict[str, Any]]:
     """The served ``GET .../graph``: around ``entity`` up to ``hops`` visible
     edges (or, with ``entity=None``, the whole visible graph), as a dict of
     ``entities``, ``edges`` and ``paths`` (`GraphView.to_dict`'s shape)."""
@@ -60,5 +62,5 @@ def graph_neighbors(
         "entity": entity,
     }
     params |= {"hops": hops, "now": now}
-    out: dict[str, Any] = self._c.send("GET", namespace, "graph", params=params)
+    out: dict[str, Any] = yield from call("GET", namespace, "graph", params=params)
     return out

@@ -1,7 +1,7 @@
 """Events and records over the HTTP API: writes and the gate's reads.
 
-Plain functions of a `Connection`, one per `Store` method of the same name;
-`branchmem.client.RemoteStore` calls them. ``namespace=None`` is the
+Plans (`wire.Plan`), one per `Store` method of the same name, that
+`RemoteStore` and `AsyncRemoteStore` run (`surface`). ``namespace=None`` is the
 connection's own.
 """
 
@@ -13,11 +13,10 @@ from typing import Any
 from ..model import Event, Explanation, Memory
 from ..validate import check_anchors, check_int
 from . import decode
-from .connection import Connection
+from .wire import Plan, call, pages, per_namespace
 
 
 def add_event(
-    c: Connection,
     namespace: str | None,
     id: str,
     *,
@@ -27,13 +26,14 @@ def add_event(
     meta: dict[str, Any] | None,
     branch: str | None,
     expected_head: str | None,
-) -> Event:
-    body = {"id": id, "parent": _plain(parent), "role": role, "content": content}
+) -> Plan[Event]:
+    body: dict[str, Any] = {"id": id, "parent": _plain(parent), "role": role}
+    body["content"] = content
     body |= {"meta": meta, "branch": branch, "expected_head": expected_head}
-    return Event.from_dict(c.send("POST", namespace, "events", json=body)["events"][0])
+    return Event.from_dict((yield from call("POST", namespace, "events", json=body))["events"][0])
 
 
-def add_events(c: Connection, events: Iterable[Event | Mapping[str, Any]]) -> list[Event]:
+def add_events(events: Iterable[Event | Mapping[str, Any]]) -> Plan[list[Event]]:
     """One request per namespace named in the items."""
     rows = []
     for e in events:
@@ -43,58 +43,61 @@ def add_events(c: Connection, events: Iterable[Event | Mapping[str, Any]]) -> li
         if "parents" in item:
             item["parent"] = _plain(item.pop("parents"))
         rows.append((ns, item))
-    return [Event.from_dict(d) for d in c.post_per_namespace("events", rows)]
+    return [Event.from_dict(d) for d in (yield from per_namespace("events", rows))]
 
 
-def get_event(c: Connection, namespace: str | None, event_id: str) -> Event:
-    return Event.from_dict(c.send("GET", namespace, "events", event_id))
+def get_event(namespace: str | None, event_id: str) -> Plan[Event]:
+    return Event.from_dict((yield from call("GET", namespace, "events", event_id)))
 
 
-def path(c: Connection, namespace: str | None, at: str | None, last: int | None) -> list[Event]:
+def path(namespace: str | None, at: str | None, last: int | None) -> Plan[list[Event]]:
     if last is not None:
         check_int(last, "last")
-    events = [Event.from_dict(d) for d in c.all("events", namespace, "path", at=at)]
+    events = [Event.from_dict(d) for d in (yield from pages("events", namespace, "path", at=at))]
     return events if last is None else events[-last:] if last else []
 
 
-def events(c: Connection, namespace: str | None, offset: int, limit: int) -> list[Event]:
-    body = c.send("GET", namespace, "events", params={"offset": offset, "limit": limit})
+def events(namespace: str | None, offset: int, limit: int) -> Plan[list[Event]]:
+    body = yield from call("GET", namespace, "events", params={"offset": offset, "limit": limit})
     return [Event.from_dict(d) for d in body["events"]]
 
 
-def records(c: Connection, namespace: str | None, offset: int, limit: int) -> list[Memory]:
+def records(namespace: str | None, offset: int, limit: int) -> Plan[list[Memory]]:
     """Through ``inspect`` without an anchor."""
-    body = c.send("GET", namespace, "inspect", params={"offset": offset, "limit": limit})
+    body = yield from call("GET", namespace, "inspect", params={"offset": offset, "limit": limit})
     return [Memory.from_dict(d["memory"]) for d in body["memories"]]
 
 
-def add_memory(c: Connection, namespace: str | None, body: dict[str, Any]) -> Memory:
+def add_memory(namespace: str | None, body: dict[str, Any]) -> Plan[Memory]:
     """``body``: the record's fields, with ``sources`` or (to remember) ``branch``."""
-    return Memory.from_dict(c.send("POST", namespace, "memories", json=body)["memories"][0])
+    return Memory.from_dict(
+        (yield from call("POST", namespace, "memories", json=body))["memories"][0]
+    )
 
 
-def add_memories(c: Connection, items: Iterable[Memory | Mapping[str, Any]]) -> list[Memory]:
+def add_memories(items: Iterable[Memory | Mapping[str, Any]]) -> Plan[list[Memory]]:
     """One request per namespace named in the items."""
     dicts = [m.to_dict() if isinstance(m, Memory) else dict(m) for m in items]
     rows = [(d.get("namespace"), _pick(d, _MEMORY_FIELDS)) for d in dicts]
-    return [Memory.from_dict(d) for d in c.post_per_namespace("memories", rows)]
+    return [Memory.from_dict(d) for d in (yield from per_namespace("memories", rows))]
 
 
 def retract(
-    c: Connection, namespace: str | None, memory_id: str, sources: Sequence[str], id: str | None
-) -> Memory:
+    namespace: str | None, memory_id: str, sources: Sequence[str], id: str | None
+) -> Plan[Memory]:
     body = {"sources": list(sources), "id": id}
-    return Memory.from_dict(c.send("POST", namespace, "memories", memory_id, "retract", json=body))
+    return Memory.from_dict(
+        (yield from call("POST", namespace, "memories", memory_id, "retract", json=body))
+    )
 
 
-def supersede(c: Connection, namespace: str | None, memory_id: str, body: dict[str, Any]) -> Memory:
+def supersede(namespace: str | None, memory_id: str, body: dict[str, Any]) -> Plan[Memory]:
     """``body``: the new record's content, sources and fields."""
-    d = c.send("POST", namespace, "memories", memory_id, "supersede", json=body)
+    d = yield from call("POST", namespace, "memories", memory_id, "supersede", json=body)
     return Memory.from_dict(d)
 
 
 def memories(
-    c: Connection,
     namespace: str | None,
     at: str | Sequence[str] | None,
     *,
@@ -102,29 +105,31 @@ def memories(
     now: float | None,
     as_of: float | None,
     include_archived: bool,
-) -> list[Memory]:
+) -> Plan[list[Memory]]:
     """``at=None`` is ``[]``, asked of no one."""
     if at is None:
         return []
     params = {"at": [at] if isinstance(at, str) else check_anchors(at), "kind": kind, "now": now}
     params |= {"as_of": as_of, "include_archived": include_archived}
-    return [Memory.from_dict(d) for d in c.all("memories", namespace, "memories", **params)]
+    return [
+        Memory.from_dict(d) for d in (yield from pages("memories", namespace, "memories", **params))
+    ]
 
 
-def get_memory(c: Connection, namespace: str | None, memory_id: str) -> Memory:
-    return Memory.from_dict(c.send("GET", namespace, "memories", memory_id))
+def get_memory(namespace: str | None, memory_id: str) -> Plan[Memory]:
+    return Memory.from_dict((yield from call("GET", namespace, "memories", memory_id)))
 
 
-def visible(c: Connection, namespace: str | None, memory_id: str, at: str | None) -> bool:
-    d = c.send("GET", namespace, "memories", memory_id, "visible", params={"at": at})
+def visible(namespace: str | None, memory_id: str, at: str | None) -> Plan[bool]:
+    d = yield from call("GET", namespace, "memories", memory_id, "visible", params={"at": at})
     return bool(d["visible"])
 
 
 def explain(
-    c: Connection, namespace: str | None, memory_id: str, at: str | None, now: float | None
-) -> Explanation:
+    namespace: str | None, memory_id: str, at: str | None, now: float | None
+) -> Plan[Explanation]:
     params = {"at": at, "now": now}
-    d = c.send("GET", namespace, "memories", memory_id, "explain", params=params)
+    d = yield from call("GET", namespace, "memories", memory_id, "explain", params=params)
     return decode.explanation(d)
 
 

@@ -1,7 +1,7 @@
 """Search, context, extraction and the lifecycle over the HTTP API.
 
-Plain functions of a `Connection`, one per `Store` method of the same name;
-`branchmem.client.RemoteStore` calls them. ``namespace=None`` is the
+Plans (`wire.Plan`), one per `Store` method of the same name, that
+`RemoteStore` and `AsyncRemoteStore` run (`surface`). ``namespace=None`` is the
 connection's own. The embedder, tokenizer, query log and extractor are the
 server's: a call that names one is refused rather than silently ignored.
 """
@@ -14,76 +14,71 @@ from typing import Any
 from ..context import Context
 from ..errors import InvalidInput
 from ..model import Memory
+from ..retrieval import options as spec
 from ..retrieval.hit import Hit
 from ..validate import check_anchors
 from . import decode
-from .connection import Connection
+from .wire import Plan, call
 
-SERVER_CHOSEN = ("embedder", "tokenizer", "weights", "log", "max_embed")
-"""Search options the server sets once (``branchmem serve``), never a caller."""
-NOT_SERVED = ("scope_weights",)
-"""Search options the HTTP API does not take."""
-SERVED: tuple[str, ...] = ("mode", "kind", "key_prefix", "meta", "now", "as_of", "explain")
-SERVED += ("min_score", "cutoff", "filter", "hops")
-OPTIONS = frozenset((*SERVED, *SERVER_CHOSEN, *NOT_SERVED))
+OPTIONS = frozenset(o.name for o in spec.SEARCH) - {"query", "at", "k", "namespace"}
 """`RemoteStore.search`'s keywords after ``namespace`` (and `RemoteStore.context`'s)."""
+SERVED = frozenset(spec.served(spec.SEARCH)) & OPTIONS
+"""The ones sent per search; the others are the server's (``branchmem serve``)."""
 
 
 def search(
-    c: Connection,
     namespace: str | None,
     query: str,
     at: str | Sequence[str] | None,
     k: int,
     options: dict[str, Any],
-) -> list[Hit]:
-    for option in SERVER_CHOSEN:
+) -> Plan[list[Hit]]:
+    for option in sorted(OPTIONS - SERVED):
         if options.get(option) is not None:
             raise InvalidInput(
-                f"{option}= is chosen by the server (branchmem serve), not per search; leave it out"
+                f"{option}= is not sent per search over HTTP (what ranks and logs a search "
+                "is chosen by the server, branchmem serve; scope_weights is not served); "
+                "leave it out"
             )
-    for option in NOT_SERVED:
-        if options.get(option) is not None:
-            raise InvalidInput(f"{option}= is not served over HTTP; leave it out")
     anchors = at if at is None or isinstance(at, str) else check_anchors(at)
     given = {key: v for key, v in options.items() if v is not None and v is not False}
+    spec.check_served({"k": k, **given})
     if isinstance(given.get("kind"), (tuple, set, frozenset)):
         given["kind"] = list(given["kind"])
     body = {"query": query, "at": anchors, "k": k, **given}
-    return [decode.hit(h) for h in c.send("POST", namespace, "search", json=body)["hits"]]
+    return [
+        decode.hit(h) for h in (yield from call("POST", namespace, "search", json=body))["hits"]
+    ]
 
 
-def touch(c: Connection, namespace: str | None, ids: Iterable[str], now: float | None) -> None:
+def touch(namespace: str | None, ids: Iterable[str], now: float | None) -> Plan[None]:
     if isinstance(ids, str):
         raise InvalidInput("touch() takes a list of memory ids, e.g. touch([m.id])")
-    c.send("POST", namespace, "touch", json={"ids": list(ids), "now": now})
+    (yield from call("POST", namespace, "touch", json={"ids": list(ids), "now": now}))
 
 
-def score(c: Connection, namespace: str | None, memory_id: str, now: float | None) -> float:
-    d = c.send("GET", namespace, "memories", memory_id, "score", params={"now": now})
+def score(namespace: str | None, memory_id: str, now: float | None) -> Plan[float]:
+    d = yield from call("GET", namespace, "memories", memory_id, "score", params={"now": now})
     return float(d["score"])
 
 
-def archive_expired(c: Connection, namespace: str | None, now: float | None) -> list[str]:
-    return list(c.send("POST", namespace, "archive", json={"now": now})["ids"])
+def archive_expired(namespace: str | None, now: float | None) -> Plan[list[str]]:
+    return list((yield from call("POST", namespace, "archive", json={"now": now}))["ids"])
 
 
-def restore(c: Connection, namespace: str | None, memory_id: str) -> Memory:
-    return Memory.from_dict(c.send("POST", namespace, "memories", memory_id, "restore"))
+def restore(namespace: str | None, memory_id: str) -> Plan[Memory]:
+    return Memory.from_dict((yield from call("POST", namespace, "memories", memory_id, "restore")))
 
 
-def extract(
-    c: Connection, namespace: str | None, at: str, extractor: Any, window: int
-) -> list[Memory]:
+def extract(namespace: str | None, at: str, extractor: Any, window: int) -> Plan[list[Memory]]:
     """With the server's offline rule extractor."""
     if extractor is not None:
         raise InvalidInput("extractor= is the server's, not per call; leave it out")
-    d = c.send("POST", namespace, "extract", json={"at": at, "window": window})
+    d = yield from call("POST", namespace, "extract", json={"at": at, "window": window})
     return [Memory.from_dict(m) for m in d["memories"]]
 
 
 def context(
-    c: Connection,
     namespace: str | None,
     at: str | Sequence[str] | None,
     *,
@@ -91,12 +86,12 @@ def context(
     window: int | None,
     k: int | None,
     search_options: dict[str, Any],
-) -> Context:
+) -> Plan[Context]:
     if any(v is not None for v in search_options.values()):
         raise InvalidInput("search options are the server's, not per call; leave them out")
     anchors = [at] if isinstance(at, str) else None if at is None else check_anchors(at)
     params = {"at": anchors, "query": query, "window": window, "k": k}
-    d = c.send("GET", namespace, "context", params=params)
+    d = yield from call("GET", namespace, "context", params=params)
     chain = tuple(d["at"]) if isinstance(d["at"], list) else d["at"]
     mems = [Memory.from_dict(m) for m in d["memories"]]
     return Context(chain, [dict(m) for m in d["messages"]], mems, d["query"])

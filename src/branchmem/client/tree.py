@@ -1,23 +1,18 @@
-"""The tree reads and the diff over the HTTP API: `RemoteStore`'s methods
+"""The tree reads and the diff over the HTTP API: the remote stores' methods
 ``children``, ``siblings``, ``versions`` and ``diff`` (`Store`'s, over the wire),
-written as functions of the store object and bound in its class body."""
+written as plans (`wire.Plan`) of the store object and bound in its class body."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
 from ..tree_types import Diff, EventPage, Versions
 from ..validate import check_anchors
+from .wire import Plan, call
 
-if TYPE_CHECKING:
-    from .connection import Connection
-
-
-class Remote(Protocol):
-    """What the functions need of `RemoteStore`: its connection."""
-
-    _c: Connection
+Remote = Any
+"""The store a door is bound on (the plans need nothing of it)."""
 
 
 def children(
@@ -27,10 +22,10 @@ def children(
     namespace: str | None = None,
     limit: int = 100,
     cursor: str | None = None,
-) -> EventPage:
+) -> Plan[EventPage]:
     """`Store.children` (``None``: the roots)."""
     parts = ("roots",) if event_id is None else ("events", event_id, "children")
-    got = self._c.send("GET", namespace, *parts, params={"limit": limit, "cursor": cursor})
+    got = yield from call("GET", namespace, *parts, params={"limit": limit, "cursor": cursor})
     return EventPage.from_dict(got)
 
 
@@ -41,16 +36,16 @@ def siblings(
     namespace: str | None = None,
     limit: int = 100,
     cursor: str | None = None,
-) -> EventPage:
+) -> Plan[EventPage]:
     """`Store.siblings`."""
     params = {"limit": limit, "cursor": cursor}
-    got = self._c.send("GET", namespace, "events", event_id, "siblings", params=params)
+    got = yield from call("GET", namespace, "events", event_id, "siblings", params=params)
     return EventPage.from_dict(got)
 
 
-def versions(self: Remote, event_id: str, *, namespace: str | None = None) -> Versions:
+def versions(self: Remote, event_id: str, *, namespace: str | None = None) -> Plan[Versions]:
     """`Store.versions`."""
-    return Versions.from_dict(self._c.send("GET", namespace, "events", event_id, "versions"))
+    return Versions.from_dict((yield from call("GET", namespace, "events", event_id, "versions")))
 
 
 def diff(
@@ -60,10 +55,10 @@ def diff(
     *,
     kind: str | None = None,
     namespace: str | None = None,
-) -> Diff:
+) -> Plan[Diff]:
     """`Store.diff` (a list on either side: a scope chain)."""
     params: dict[str, Any] = {"a": _side(a), "b": _side(b), "kind": kind}
-    return Diff.from_dict(self._c.send("GET", namespace, "diff", params=params))
+    return Diff.from_dict((yield from call("GET", namespace, "diff", params=params)))
 
 
 def _side(at: str | Sequence[str]) -> list[str]:

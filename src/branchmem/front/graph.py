@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 def add_edge(
     self: Front,
+    /,
     subject: str,
     predicate: str,
     object: str,

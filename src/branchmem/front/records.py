@@ -105,6 +105,7 @@ def retract(
 
 def supersede(
     self: Front,
+    /,
     memory_id: str,
     content: str,
     *,

@@ -1,5 +1,6 @@
 """Importers for chat exports whose history is a tree: ChatGPT, Claude, Open WebUI,
-LibreChat and SillyTavern.
+LibreChat and SillyTavern, and coding agents' transcripts: Claude Code and Codex
+(`agents.import_transcript` reads one from where the last read stopped).
 
 `read_export` yields each conversation as events (the export's own message ids,
 parents first) with its current leaf; `import_export` (also `Store.import_export`)

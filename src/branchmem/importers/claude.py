@@ -64,10 +64,11 @@ def convert(item: Any, position: int) -> Conversation:
 
 
 def _text(m: dict[str, Any]) -> str:
-    return join_parts(m.get("content"), _part) or as_text(m.get("text"))
+    return join_parts(m.get("content"), part_text) or as_text(m.get("text"))
 
 
-def _part(c: dict[str, Any]) -> str:
+def part_text(c: dict[str, Any]) -> str:
+    """The text of one content block (text, thinking, tool use, tool result)."""
     kind = c.get("type")
     if kind in ("text", "thinking"):
         return as_text(c.get(kind))

@@ -12,13 +12,14 @@ from typing import Any
 from ..errors import InvalidInput
 from ..model import Event
 from ..validate import MAX_CONTENT_BYTES, MAX_MESSAGE_BYTES, check_int
-from . import chatgpt, claude, librechat, openwebui, sillytavern
+from . import chatgpt, claude, claudecode, codex, librechat, openwebui, sillytavern
+from . import transcripts as agents
 from .jsonstream import ArrayReader, first_char, read_whole
 from .model import Conversation, Skipped
 from .tree import Broken
 
 FORMATS: dict[str, ModuleType] = {
-    m.NAME: m for m in (chatgpt, claude, openwebui, librechat, sillytavern)
+    m.NAME: m for m in (chatgpt, claude, openwebui, librechat, sillytavern, claudecode, codex)
 }
 """Format name -> module; the order is the order detection tries them in."""
 
@@ -123,6 +124,9 @@ class Export:
         if self.format == sillytavern.NAME:
             yield from self._sillytavern()
             return
+        if self.format in agents.FORMATS:
+            yield from self._transcripts(self.format)
+            return
         if self.format is None:
             return
         fmt = FORMATS[self.format]
@@ -143,6 +147,18 @@ class Export:
                     conv = self._convert(fmt, item, 0)
                     if conv is not None:
                         yield conv
+
+    def _transcripts(self, fmt: str) -> Iterator[Conversation]:
+        for path in self.files:
+            try:
+                convs, _ = agents.read_transcript(
+                    path, fmt, max_message_bytes=self.max_message_bytes
+                )
+            except Broken as exc:
+                self.skipped.append(Skipped(str(path), str(exc)))
+                convs = []
+            self._tick(path.stat().st_size)
+            yield from convs
 
     def _convert(self, fmt: ModuleType, item: Any, i: int) -> Conversation | None:
         try:
@@ -211,6 +227,8 @@ def _files(
     for p in map(Path, paths):
         if p.is_dir():
             found = sorted(x for x in p.iterdir() if x.suffix in (".json", ".jsonl"))
+            # Transcripts nest: a subagent's under its session, rollouts by date.
+            found += sorted(x for x in p.glob("*/**/*.jsonl") if not x.is_symlink())
             if not found:
                 raise InvalidInput(f"{p} holds no .json or .jsonl file to import")
             inside = p.resolve()
@@ -232,10 +250,24 @@ def _files(
 
 def _detect(path: Path, format: str) -> str | None:
     """The format of one file (``format`` if given and plausible); `UnknownFormat` if none."""
+    with open(path, "rb") as raw:
+        if not first_char(raw):
+            raise InvalidInput(
+                f"{path} is empty (no bytes, or only blanks); pass the export file as downloaded"
+            )
+    if format in agents.FORMATS:
+        return format
     if format == sillytavern.NAME or (format == "auto" and path.suffix == ".jsonl"):
         if _first_line_is_sillytavern(path):
             return sillytavern.NAME
-        raise UnknownFormat(str(path), "its first line is no SillyTavern header or message")
+        found = agents.detect(path) if format == "auto" else None
+        if found is not None:
+            return found
+        raise UnknownFormat(
+            str(path),
+            "its first line is no SillyTavern header or message, Claude Code transcript "
+            "entry or Codex rollout line",
+        )
     with open(path, "rb") as raw:
         first = first_char(raw)
         if first == "[":

@@ -13,6 +13,7 @@ from ..bulk import gc_paused
 from ..engine import Engine
 from ..errors import InvalidInput
 from ..model import Event
+from ..notices import held
 from ..validate import check_actor, check_batch, check_namespace
 from ..validate_batch import events_from
 from .audit import log
@@ -74,7 +75,7 @@ def add_events(
     now = engine.clock()
     actor = check_actor(actor)
     items = events if isinstance(events, list) else check_batch(events, "add_events", "event")
-    with gc_paused(len(items)):
+    with held(), gc_paused(len(items)):
         return _add_events(engine, items, now, actor)
 
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from ..backends.base import DuplicateIds
 from ..engine import Engine
-from ..errors import CycleError
-from ..lineage import Ingest, index_position
+from ..errors import CycleError, UnknownParents
+from ..lineage import Ingest, IngestPlan, index_position
 from ..model import Event
+from ..notices import notify
 
 
 def plan(engine: Engine, ns: str, events: list[Event]) -> None:
@@ -62,7 +63,21 @@ def ingest_counted(
         return ingest_counted(engine, ns, events, optimistic=False)
     if done.newly_connected:
         index_waiting_records(engine, ns, planner, done.newly_connected)
+    warn_waiting(ns, planner, done)
     return out, len(done.new_rows)
+
+
+def warn_waiting(ns: str, planner: Ingest, done: IngestPlan) -> None:
+    """Say which new events wait for parents not in the tree (accepted, hidden),
+    naming the parents they wait for outside the batch."""
+    waiting = [r.event for r in done.new_rows if r.pos is None]
+    if not waiting:
+        return
+    ids = {e.id for e in waiting}
+    unknown = dict.fromkeys(
+        p for e in waiting for p in e.parents if p not in ids and planner.pos_of(p) is None
+    )
+    notify(UnknownParents(ns, tuple(e.id for e in waiting), tuple(unknown)))
 
 
 def index_waiting_records(engine: Engine, ns: str, planner: Ingest, connected: list[str]) -> None:

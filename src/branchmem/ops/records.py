@@ -14,9 +14,10 @@ from typing import Any
 from ..backends.base import CommitHooks, Pos, RecordRow
 from ..bulk import gc_paused
 from ..engine import Engine
-from ..errors import ConflictingRecord, InvalidInput, UnknownMemory
+from ..errors import ConflictingRecord, InvalidInput, UnknownMemory, UnknownSources
 from ..lineage import batch_seg_parents, index_position
 from ..model import EDGE, RETRACTION, Memory, new_record_id, set_fresh
+from ..notices import held, notify
 from ..validate import (
     TIME_FIELDS,
     check_actor,
@@ -88,7 +89,7 @@ def add_memories(
     now = engine.clock()
     actor = check_actor(actor)
     batch = items if isinstance(items, list) else check_batch(items, "add_memories", "memory")
-    with gc_paused(len(batch)):
+    with held(), gc_paused(len(batch)):
         return _add_memories(engine, batch, now, actor)
 
 
@@ -129,7 +130,7 @@ def retract(
     ns = check_namespace(namespace)
     rec = retraction(engine, ns, memory_id, sources, id)
     actor = check_actor(actor)
-    with engine.backend.transaction():
+    with held(), engine.backend.transaction():
         target(engine, ns, memory_id)
         stored, new = write_records(engine, ns, [rec])
         done = stored[0]
@@ -157,7 +158,7 @@ def supersede(
         )
     retracting = retraction(engine, ns, memory_id, sources, None)
     actor = check_actor(actor)
-    with engine.backend.transaction():
+    with held(), engine.backend.transaction():
         old = target(engine, ns, memory_id)
         if old.kind == EDGE:
             raise InvalidInput(
@@ -255,10 +256,11 @@ def write_records(engine: Engine, ns: str, mems: list[Memory]) -> tuple[list[Mem
     placed = [ps for ps in where if len(ps) > 1 and None not in ps]
     warm = {max(ps)[0] for ps in placed}  # type: ignore[type-var,index]
     seg_parents = batch_seg_parents(engine.seg_parents(ns), warm)
-    rows, waits = [], []
+    rows, waits, hidden = [], [], []
     for m, positions in zip(fresh, where, strict=True):
         if None in positions:
             rows.append(RecordRow(m, None, ()))
+            hidden.append(m.id)
             waits += [(s, m.id) for s, p in zip(m.sources, positions, strict=True) if p is None]
         elif len(positions) == 1:  # the record sits where its one source does
             rows.append(RecordRow(m, positions[0], ()))
@@ -269,6 +271,8 @@ def write_records(engine: Engine, ns: str, mems: list[Memory]) -> tuple[list[Mem
         result[stored.id] = stored
     if waits:
         b.add_record_waits(ns, waits)
+        unknown = tuple(dict.fromkeys(s for s, _ in waits))
+        notify(UnknownSources(ns, tuple(hidden), unknown))  # accepted, hidden: say so
     tell = engine.on_records
     if fresh and tell is not None:
         if isinstance(b, CommitHooks):  # once committed, seen by every connection

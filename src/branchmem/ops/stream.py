@@ -23,7 +23,7 @@ from ..lineage import Ingest
 from ..model import Event
 from ..validate_batch import batch_refs, event_columns
 from .audit import log
-from .ingest import index_waiting_records
+from .ingest import index_waiting_records, warn_waiting
 
 CHUNK = 6_250
 """Events checked, placed and sent at a time (at most; chunks are of even size).
@@ -125,6 +125,7 @@ def _add(
         raise
     if plan.newly_connected:
         index_waiting_records(engine, ns, ingest, plan.newly_connected)
+    warn_waiting(ns, ingest, plan)
     if plan.new_rows:
         log(engine, ns, "add_events", [e.id for e in out], actor, now)
     return out

@@ -21,8 +21,9 @@ from .embed import (
 )
 from .fusion import Weights
 from .hit import Hit, HitExplanation
+from .options import MODES
 from .querylog import QueryLog, ReplayChange, ReplayReport, replay
-from .search import MODES, prepare, search
+from .search import prepare, search
 from .tokenize import Tokenizer, get_tokenizer
 
 __all__ = [

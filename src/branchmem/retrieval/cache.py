@@ -331,8 +331,7 @@ def _load(
             if hit is None or hit[0] != digests(m) or len(hit[1]) != size:
                 rest.append(m)
                 continue
-            vec = array("f")
-            vec.frombytes(hit[1])
+            vec = array("f", bytes(hit[1]))  # bytes (never read as an iterable of ints)
             table[(m.namespace, m.id)] = (m.content, vec)
     return rest
 

@@ -74,9 +74,11 @@ def expand(
     }
     have = {h.memory.id: h.score for h in hits}
     mentioned: dict[str, tuple[float, spread.Reached, Memory, int]] = {}
-    for r in spread.walk(
-        gathered.mems, seeds, query, top, hops, view, names_of=engine.cache("entities", EntityCache)
-    ).values():
+    names = engine.cache("entities", EntityCache)
+    reached = spread.walk(
+        gathered.mems, seeds, query, top, hops, view, names_of=names, edge_decay=DECAY
+    )
+    for r in reached.values():
         m = gathered.mems[r.index]
         if max(have.get(m.id, -1.0), found[m.id][0] if m.id in found else -1.0) < r.score:
             mentioned[m.id] = (r.score, r, m, gathered.via[r.index])

@@ -17,11 +17,10 @@ from typing import Any
 
 from ..engine import Engine, SupportsEngine, engine_of
 from ..errors import InvalidInput
-from ..model import KINDS, Memory
+from ..model import Memory
 from ..ops.reads import explain as explain_at
 from ..searchlog import QueryLog
 from ..validate import (
-    check_anchors,
     check_int,
     check_json,
     check_query,
@@ -39,12 +38,19 @@ from .fusion import Scored, Weights, fuse
 from .hit import Hit, HitExplanation, Hits
 from .hops import check_hops, expand
 from .logwrite import log_entry, write_for
+from .options import (
+    check_at,
+    check_explain,
+    check_key_prefix,
+    check_kinds,
+    check_max_embed,
+    check_meta,
+    check_mode,
+)
 from .pending import budget_of, cosines_of_known, left_over, ready
 from .state import VectorIndex
 from .tokenize import Tokenizer, get_tokenizer
 from .vectors import numpy_or_none
-
-MODES = ("hybrid", "keyword", "vector")
 
 
 def search(
@@ -126,20 +132,15 @@ def search(
     check_query(query)
     check_utf8(query, "query")
     check_int(k, "k", 1)
-    if mode not in MODES:
-        raise InvalidInput(f"mode must be one of {', '.join(MODES)}; got {show(mode)}")
-    if max_embed is not None and (
-        isinstance(max_embed, bool) or not isinstance(max_embed, int) or max_embed < 0
-    ):
-        raise InvalidInput(f"max_embed must be an integer >= 0 or None, got {show(max_embed)}")
-    anchors = _anchors(at)
+    check_mode(mode)
+    check_explain(explain)
+    check_max_embed(max_embed)
+    anchors = check_at(at)
     hops = check_hops(hops)
     scopes = _scope_weights(scope_weights, at, anchors)
-    kinds = _kinds(kind)
-    if key_prefix is not None and not isinstance(key_prefix, str):
-        raise InvalidInput(f"key_prefix must be a string, got {show(key_prefix)}")
-    if meta is not None and not isinstance(meta, Mapping):
-        raise InvalidInput(f"meta must be a dict of field -> value to match, got {show(meta)}")
+    kinds = check_kinds(kind)
+    check_key_prefix(key_prefix)
+    meta = check_meta(meta)
     if meta is not None:
         check_json(dict(meta), "the meta filter")
         if engine.redactor is not None:
@@ -280,8 +281,9 @@ def rank(
     cache = rank_cache(engine)  # synced by `gather`, in the view it read the candidates in
     if scopes is not None and all(x == 1.0 for x in scopes):
         scopes = None
-    np = numpy_or_none()
-    large = np is not None and len(cands) >= fastfuse.FAST_MIN
+    # numpy only for a large set: a small search in a new process (a hook's) skips its import.
+    np: Any = numpy_or_none() if len(cands) >= fastfuse.FAST_MIN else None
+    large = np is not None
     kw: Any = None
     if tok is not None:
         terms = tok(query)
@@ -399,31 +401,10 @@ def prepare(
     emb = _embedder(embedder)
     tok = get_tokenizer(tokenizer)
     cache = cache_for(engine)
-    mems = gather(engine, _anchors(at), namespace, None, None).mems
+    mems = gather(engine, check_at(at), namespace, None, None).mems
     cache.token_blobs(tok, mems, None, engine.backend)
     cache.passage_vectors(emb, mems, engine.backend)
     return len(mems)
-
-
-def _anchors(at: Any) -> list[str]:
-    """``at`` as a list of anchors: None is none, a string is one (`check_anchors`)."""
-    if at is None:
-        return []
-    return check_anchors([at] if isinstance(at, str) else at)
-
-
-def _kinds(kind: Any) -> list[str] | None:
-    if kind is None:
-        return None
-    items = [kind] if isinstance(kind, str) else kind
-    if not isinstance(items, (list, tuple, set, frozenset)):
-        raise InvalidInput(f"kind must be a kind or a list of kinds; got {show(kind)}")
-    bad = [k for k in items if k not in KINDS]
-    if bad:
-        raise InvalidInput(
-            f"unknown kind {', '.join(map(repr, bad))}; choose from {', '.join(KINDS)}"
-        )
-    return sorted(items)
 
 
 def _embedder(e: Embedder | str | None) -> Embedder:

@@ -86,6 +86,7 @@ def walk(
     view: GraphView | None,
     decay: float | None = None,
     names_of: EntityCache | None = None,
+    edge_decay: float = 1.0,
 ) -> dict[int, Reached]:
     """The candidates (by index into ``mems``) ``hops`` mention links reach from
     ``seeds`` (record id, score) and ``query`` (with score ``top``); seeds
@@ -118,7 +119,7 @@ def walk(
                 if a > 0:
                     _offer(ents, key, (a, f"{path} -[{key}]-", seed, i))
         if view is not None:
-            _along_edges(view, ents, w)
+            _along_edges(view, ents, w, edge_decay)
         incoming: dict[int, tuple[float, str, str]] = {}
         for key, tops in sorted(ents.items()):
             for j in by_name.get(key, ()):
@@ -159,11 +160,13 @@ def _offer(
 
 
 def _along_edges(
-    view: GraphView, ents: dict[str, list[tuple[float, str, str, int]]], w: dict[str, float]
+    view: GraphView,
+    ents: dict[str, list[tuple[float, str, str, int]]],
+    w: dict[str, float],
+    edge_decay: float,
 ) -> None:
-    """Pass each activated entity's activation one visible written edge on."""
-    from .hops import DECAY as EDGE_DECAY
-
+    """Pass each activated entity's activation one visible written edge on
+    (times ``edge_decay``, the edge walk's decay per hop)."""
     for key, tops in sorted(ents.items()):
         a, path, seed, src = tops[0]
         try:
@@ -174,6 +177,6 @@ def _along_edges(
             continue
         for e in edges:
             for end in (norm(e.subject), norm(e.object)):
-                b = a * EDGE_DECAY * w.get(end, 1.0)
+                b = a * edge_decay * w.get(end, 1.0)
                 if end != key:
                     _offer(ents, end, (b, f"{path} {e} -[{end}]-", seed, src))

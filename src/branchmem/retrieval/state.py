@@ -248,7 +248,7 @@ class VectorIndex(_Held):
             if self._buf is not None:
                 buf[:n_old] = self._buf[:n_old]
             self._buf = buf
-        rows = np.frombuffer(b"".join(v.tobytes() for v in vecs), dtype=np.float32)
+        rows = np.frombuffer(b"".join(vecs), dtype=np.float32)  # the arrays' own buffers
         self._buf[n_old:n] = rows.reshape(len(vecs), self.dim)
 
     def cosines(self, q: array[float]) -> list[float]:

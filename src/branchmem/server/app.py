@@ -202,7 +202,7 @@ Window = Annotated[int | None, Query(ge=0, json_schema_extra={"maximum": MAX_INT
 
 
 def _routes(app: FastAPI, served: Served) -> None:
-    call = served.run
+    call, write = served.run, served.written
     lim = served.limits
     Limit = Annotated[int | None, Query(ge=1, json_schema_extra={"maximum": lim.max_page})]
     K = Annotated[int | None, Query(ge=0, json_schema_extra={"maximum": lim.max_k})]
@@ -221,11 +221,11 @@ def _routes(app: FastAPI, served: Served) -> None:
     tree_routes(app, served, NS)  # before events/{event_id:path} below
 
     # ------------------------------------------------------------- events
-    @app.post(f"{NS}/events", response_model=M.EventsOut, tags=["events"])
+    @app.post(f"{NS}/events", response_model=M.WrittenEventsOut, tags=["events"])
     async def post_events(namespace: NSName, body: M.EventIn | M.EventsIn, c: C) -> dict[str, Any]:
         items = body.events if isinstance(body, M.EventsIn) else [body]
-        done = await call(svc.add_events, c, namespace, [i.model_dump() for i in items])
-        return {"events": [e.to_dict() for e in done], "next_offset": None}
+        done, said = await write(svc.add_events, c, namespace, [i.model_dump() for i in items])
+        return {"events": [e.to_dict() for e in done], "next_offset": None, "warnings": said}
 
     @app.get(f"{NS}/events/{{event_id:path}}", response_model=M.EventOut, tags=["events"])
     async def get_event(namespace: NSName, event_id: Id, c: C) -> dict[str, Any]:
@@ -263,14 +263,14 @@ def _routes(app: FastAPI, served: Served) -> None:
         return _paged(await call(svc.path, c, namespace, at, offset, limit), "events")
 
     # ----------------------------------------------------------- memories
-    @app.post(f"{NS}/memories", response_model=M.MemoriesOut, tags=["memories"])
+    @app.post(f"{NS}/memories", response_model=M.WrittenMemoriesOut, tags=["memories"])
     async def post_memories(
         namespace: NSName, body: M.MemoryIn | M.MemoriesIn, c: C
     ) -> dict[str, Any]:
         items = body.memories if isinstance(body, M.MemoriesIn) else [body]
         dumped = [i.model_dump(exclude_none=True) for i in items]
-        done = await call(svc.add_memories, c, namespace, dumped)
-        return {"memories": [m.to_dict() for m in done], "next_offset": None}
+        done, said = await write(svc.add_memories, c, namespace, dumped)
+        return {"memories": [m.to_dict() for m in done], "next_offset": None, "warnings": said}
 
     @app.get(f"{NS}/memories", response_model=M.MemoriesOut, tags=["memories"])
     async def get_memories(
@@ -311,21 +311,22 @@ def _routes(app: FastAPI, served: Served) -> None:
     ) -> dict[str, Any]:
         return {"visible": await call(svc.visible, c, namespace, memory_id, at)}
 
-    @app.post(f"{MEM}/retract", response_model=M.MemoryOut, tags=["memories"])
+    @app.post(f"{MEM}/retract", response_model=M.WrittenMemoryOut, tags=["memories"])
     async def post_retract(
         namespace: NSName, memory_id: Id, body: M.RetractIn, c: C
     ) -> dict[str, Any]:
-        return (await call(svc.retract, c, namespace, memory_id, body.sources, body.id)).to_dict()
+        done, said = await write(svc.retract, c, namespace, memory_id, body.sources, body.id)
+        return done.to_dict() | {"warnings": said}
 
-    @app.post(f"{MEM}/supersede", response_model=M.MemoryOut, tags=["memories"])
+    @app.post(f"{MEM}/supersede", response_model=M.WrittenMemoryOut, tags=["memories"])
     async def post_supersede(
         namespace: NSName, memory_id: Id, body: M.SupersedeIn, c: C
     ) -> dict[str, Any]:
         fields = body.model_dump(exclude={"content", "sources"})
-        done = await call(
+        done, said = await write(
             svc.supersede, c, namespace, memory_id, body.content, body.sources, **fields
         )
-        return done.to_dict()
+        return done.to_dict() | {"warnings": said}
 
     @app.post(f"{NS}/search", response_model=M.HitsOut, tags=["memories"])
     async def post_search(namespace: NSName, body: M.SearchIn, c: C) -> dict[str, Any]:

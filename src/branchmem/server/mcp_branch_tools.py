@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
+from pydantic import Field
 
+from ..model import Memory
+from . import mcp_args as A
 from . import service as svc
 from . import tree_service as ts
-from .models import Strategy
 
 Run = Callable[..., Awaitable[Any]]
 F = TypeVar("F", bound=Callable[..., Any])
@@ -36,6 +38,10 @@ def _d(result: Any) -> dict[str, Any]:
     return dict(result.to_dict())
 
 
+def _member(m: Memory) -> dict[str, Any]:
+    return {"id": m.id, "content": m.content, "sources": list(m.sources)}
+
+
 def add_branch_tools(server: MCPServer, run: Run) -> None:
     """Register the tools on ``server``; ``run(ctx, fn, namespace, *args)`` calls
     a service function as the caller's principal."""
@@ -43,12 +49,12 @@ def add_branch_tools(server: MCPServer, run: Run) -> None:
     @tool(server)
     async def merge(
         ctx: Context,
-        source: str,
-        into: str,
-        strategy: Strategy = "append",
-        fast_forward: bool = True,
-        expected_head: str | None = None,
-        namespace: str | None = None,
+        source: Annotated[str, Field(description="the branch or event to merge from")],
+        into: Annotated[str, Field(description="the branch to merge into (its head moves)")],
+        strategy: A.StrategyArg = "append",
+        fast_forward: A.FastForward = True,
+        expected_head: A.ExpectedHead = None,
+        namespace: A.Namespace = None,
     ) -> dict[str, Any]:
         """Merge ``source`` (a branch or event) into branch ``into``. Strategy
         ``append`` keeps both sides, ``overwrite`` lets the incoming value of a
@@ -62,7 +68,7 @@ def add_branch_tools(server: MCPServer, run: Run) -> None:
 
     @tool(server)
     async def snapshot(
-        ctx: Context, branch: str, name: str, namespace: str | None = None
+        ctx: Context, branch: A.BranchName, name: A.SnapshotName, namespace: A.Namespace = None
     ) -> dict[str, Any]:
         """Name the current head of ``branch`` as snapshot ``name`` (for rollback)."""
         return _d(await run(ctx, svc.snapshot, namespace, branch, name))
@@ -70,10 +76,10 @@ def add_branch_tools(server: MCPServer, run: Run) -> None:
     @tool(server)
     async def rollback(
         ctx: Context,
-        branch: str,
-        to: str,
-        expected_head: str | None = None,
-        namespace: str | None = None,
+        branch: A.BranchName,
+        to: A.To,
+        expected_head: A.ExpectedHead = None,
+        namespace: A.Namespace = None,
     ) -> dict[str, Any]:
         """Move ``branch``'s head back to snapshot or event ``to`` (nothing is deleted)."""
         moved = await run(ctx, svc.rollback, namespace, branch, to, expected_head)
@@ -82,9 +88,9 @@ def add_branch_tools(server: MCPServer, run: Run) -> None:
     @tool(server)
     async def diff(
         ctx: Context,
-        a: str | list[str],
-        b: str | list[str],
-        namespace: str | None = None,
+        a: A.Anchors,
+        b: A.Anchors,
+        namespace: A.Namespace = None,
     ) -> dict[str, Any]:
         """What moving the anchor from ``a`` to ``b`` (event ids or branch names;
         a list is a scope chain) changes: the memories that disappear
@@ -92,19 +98,24 @@ def add_branch_tools(server: MCPServer, run: Run) -> None:
         return _d(await run(ctx, ts.diff, namespace, a, b))
 
     @tool(server)
-    async def conflicts(ctx: Context, at: str, namespace: str | None = None) -> dict[str, Any]:
-        """The open conflicts (from ``flag`` merges) visible at ``at``."""
-        found = await run(ctx, svc.conflicts, namespace, at)
-        return {"conflicts": [c.to_dict() for c in found.items], "next_offset": found.next_offset}
+    async def conflicts(ctx: Context, at: A.At, namespace: A.Namespace = None) -> dict[str, Any]:
+        """The open conflicts (from ``keep_both`` merges) visible at ``at``: each
+        with its key and the memories it holds side by side (id, content, sources);
+        pass one of their ids to ``resolve`` as ``keep``."""
+        found = await run(ctx, svc.conflicts_with_members, namespace, at)
+        out = [
+            c.to_dict() | {"memories": [_member(m) for m in members]} for c, members in found.items
+        ]
+        return {"conflicts": out, "next_offset": found.next_offset}
 
     @tool(server)
     async def resolve(
         ctx: Context,
-        conflict_id: str,
-        keep: str,
-        branch: str,
-        expected_head: str | None = None,
-        namespace: str | None = None,
+        conflict_id: A.ConflictId,
+        keep: A.Keep,
+        branch: Annotated[str, Field(description="the branch to resolve it on")],
+        expected_head: A.ExpectedHead = None,
+        namespace: A.Namespace = None,
     ) -> dict[str, Any]:
         """Resolve a conflict on ``branch`` by keeping memory ``keep`` (the other
         side is retracted by an event written on the branch)."""
@@ -114,10 +125,10 @@ def add_branch_tools(server: MCPServer, run: Run) -> None:
     @tool(server)
     async def children(
         ctx: Context,
-        event_id: str | None = None,
-        limit: int = 100,
-        cursor: str | None = None,
-        namespace: str | None = None,
+        event_id: A.ParentId = None,
+        limit: A.Limit = 100,
+        cursor: A.Cursor = None,
+        namespace: A.Namespace = None,
     ) -> dict[str, Any]:
         """The events under ``event_id`` (the roots without one), in arrival order;
         pass ``cursor`` back for the next page."""
@@ -126,15 +137,17 @@ def add_branch_tools(server: MCPServer, run: Run) -> None:
     @tool(server)
     async def siblings(
         ctx: Context,
-        event_id: str,
-        limit: int = 100,
-        cursor: str | None = None,
-        namespace: str | None = None,
+        event_id: A.EventId,
+        limit: A.Limit = 100,
+        cursor: A.Cursor = None,
+        namespace: A.Namespace = None,
     ) -> dict[str, Any]:
         """The versions of an event: those with the same parents, itself included."""
         return _d(await run(ctx, ts.siblings, namespace, event_id, limit, cursor))
 
     @tool(server)
-    async def versions(ctx: Context, event_id: str, namespace: str | None = None) -> dict[str, Any]:
+    async def versions(
+        ctx: Context, event_id: A.EventId, namespace: A.Namespace = None
+    ) -> dict[str, Any]:
         """Where an event stands among its versions: position, count, previous, next."""
         return _d(await run(ctx, ts.versions, namespace, event_id))

@@ -13,6 +13,7 @@ instead of pointing at keys). The branch and tree tools are in
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -25,11 +26,13 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.routing import Route
 
 from .. import __version__
-from ..errors import BranchmemError
+from ..errors import BranchmemError, InvalidInput
+from . import mcp_args as A
 from . import service as svc
 from .auth import Principal
 from .errors import to_payload
 from .mcp_branch_tools import add_branch_tools, tool
+from .patterns import tokens
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -37,6 +40,7 @@ if TYPE_CHECKING:
     from .served import Served
 
 T = TypeVar("T")
+_LOG = logging.getLogger("branchmem.mcp")
 INSTRUCTIONS = (
     "branchmem: memory whose history is a tree. Record each message with add_event "
     "(parent = the previous message), store facts with remember (sources = the events "
@@ -46,13 +50,20 @@ INSTRUCTIONS = (
 
 
 def build_mcp(
-    served: Served, *, namespace: str = "default", principal: Principal | None = None
+    served: Served, *, namespace: str | None = None, principal: Principal | None = None
 ) -> MCPServer:
     """The MCP server. ``principal`` acts for stdio (where there are no headers);
     over HTTP every call authenticates its own key. ``namespace`` is the default
-    of every tool's ``namespace`` argument."""
+    of every tool's ``namespace`` argument; without one, the caller's only
+    namespace is (`default_namespace`)."""
 
     async def run(ctx: Context, fn: Callable[..., T], ns: str | None, *args: Any, **kw: Any) -> T:
+        return (await written(ctx, fn, ns, *args, **kw))[0]
+
+    async def written(
+        ctx: Context, fn: Callable[..., T], ns: str | None, *args: Any, **kw: Any
+    ) -> tuple[T, list[dict[str, Any]]]:
+        """`run`, and the warnings of its writes."""
         headers = ctx.headers
         try:
             key = _key(headers) if headers is not None else None
@@ -62,51 +73,57 @@ def build_mcp(
                 who = principal
             else:
                 who = served.principal(None)
-            return await served.run(fn, served.ctx(who, key), ns or namespace, *args, **kw)
+            ns = ns or namespace or default_namespace(who)
+            return await served.written(fn, served.ctx(who, key), ns, *args, **kw)
         except BranchmemError as exc:
             payload = to_payload(exc)
             if headers is None:  # stdio: no keys to list; say whom it acts as
                 payload = _stdio_payload(payload, principal or served.principal(None))
+                _LOG.warning("%s", " ".join(f"{type(exc).__name__}: {exc}".split()))
             raise ToolError(json.dumps(payload, ensure_ascii=False)) from exc
 
-    server: MCPServer = MCPServer("branchmem", instructions=INSTRUCTIONS, version=__version__)
+    server: MCPServer = MCPServer(
+        "branchmem", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
+    )
 
     @tool(server)
     async def add_event(
         ctx: Context,
-        id: str,
-        content: str = "",
-        parent: str | list[str] | None = None,
-        role: str = "user",
-        branch: str | None = None,
-        namespace: str | None = None,
+        id: A.NewEventId,
+        content: A.Content = "",
+        parent: A.Parent = None,
+        role: A.RoleArg = "user",
+        branch: A.Branch = None,
+        namespace: A.Namespace = None,
     ) -> dict[str, Any]:
         """Record one message or note in the history tree, under ``parent`` (an event
         id; a list for a merge; none for a root) or, with ``branch``, under that
         branch's head (which then advances)."""
         item = {"id": id, "content": content, "parent": parent, "role": role, "branch": branch}
-        return (await run(ctx, svc.add_events, namespace, [item]))[0].to_dict()
+        done, said = await written(ctx, svc.add_events, namespace, [item])
+        return _with_warnings(done[0].to_dict(), said)
 
     @tool(server)
     async def remember(
         ctx: Context,
-        content: str,
-        sources: list[str] | None = None,
-        branch: str | None = None,
-        kind: str = "semantic",
-        key: str | None = None,
-        importance: float = 0.5,
-        namespace: str | None = None,
+        content: A.Content,
+        sources: A.Sources = None,
+        branch: A.Branch = None,
+        kind: A.KindArg = "semantic",
+        key: A.Key = None,
+        importance: A.Importance = 0.5,
+        namespace: A.Namespace = None,
     ) -> dict[str, Any]:
         """Store a memory derived from ``sources`` (event ids), or, with ``branch``
         instead, write it on that branch (a note event under its head, as source)."""
         item: dict[str, Any] = {"content": content, "kind": kind, "importance": importance}
         item |= {k: v for k, v in (("sources", sources), ("branch", branch), ("key", key)) if v}
-        return (await run(ctx, svc.add_memories, namespace, [item]))[0].to_dict()
+        done, said = await written(ctx, svc.add_memories, namespace, [item])
+        return _with_warnings(done[0].to_dict(), said)
 
     @tool(server)
     async def recall(
-        ctx: Context, query: str, at: str, k: int = 10, namespace: str | None = None
+        ctx: Context, query: A.Query, at: A.At, k: A.K = 10, namespace: A.Namespace = None
     ) -> dict[str, Any]:
         """Search the memories visible at ``at`` (an event id or branch name) for
         ``query``; the ``k`` best, with their scores."""
@@ -115,48 +132,76 @@ def build_mcp(
 
     @tool(server)
     async def graph_neighbors(
-        ctx: Context, entity: str, at: str, hops: int = 1, namespace: str | None = None
+        ctx: Context, entity: A.Entity, at: A.At, hops: A.Hops = 1, namespace: A.Namespace = None
     ) -> dict[str, Any]:
         """The relation graph around ``entity`` visible at ``at``: the edges and
         entities within ``hops`` visible edges, and a shortest path to each."""
         return await run(ctx, svc.graph, namespace, at, entity, hops)
 
     @tool(server)
-    async def memories(ctx: Context, at: str, namespace: str | None = None) -> dict[str, Any]:
+    async def memories(ctx: Context, at: A.At, namespace: A.Namespace = None) -> dict[str, Any]:
         """Every memory visible at ``at`` (an event id or branch name), oldest first."""
         found = await run(ctx, svc.memories, namespace, at)
         return {"memories": [m.to_dict() for m in found.items], "next_offset": found.next_offset}
 
     @tool(server)
     async def explain(
-        ctx: Context, memory_id: str, at: str, namespace: str | None = None
+        ctx: Context, memory_id: A.MemoryId, at: A.At, namespace: A.Namespace = None
     ) -> dict[str, Any]:
         """Why a memory is visible or hidden at ``at``: each source's state."""
         return (await run(ctx, svc.explain, namespace, memory_id, at)).to_dict()
 
     @tool(server)
     async def context(
-        ctx: Context, at: str, query: str | None = None, namespace: str | None = None
+        ctx: Context, at: A.At, query: A.OptionalQuery = None, namespace: A.Namespace = None
     ) -> dict[str, Any]:
         """What a model should see at ``at``: the recent messages on its path and the
         visible memories (ranked for ``query``), with ``text``, one prompt block."""
         return (await run(ctx, svc.context, namespace, at, query)).to_dict()
 
     @tool(server)
-    async def branches(ctx: Context, namespace: str | None = None) -> dict[str, Any]:
+    async def branches(ctx: Context, namespace: A.Namespace = None) -> dict[str, Any]:
         """Every named branch: head, fork point, parent, visible-memory count."""
         found = await run(ctx, svc.branches, namespace)
         return {"branches": [b.to_dict() for b in found.items]}
 
     @tool(server)
     async def create_branch(
-        ctx: Context, name: str, at: str, namespace: str | None = None
+        ctx: Context, name: A.BranchName, at: A.Ref, namespace: A.Namespace = None
     ) -> dict[str, Any]:
         """Fork a new branch at an event or at another branch's head."""
         return (await run(ctx, svc.create_branch, namespace, name, at)).to_dict()
 
     add_branch_tools(server, run)
     return server
+
+
+def default_namespace(who: Principal) -> str:
+    """The namespace a call that names none acts in: the one namespace the
+    principal is granted; ``default`` for a server without keys (granted every
+    namespace). A principal granted several (or a pattern) must name one.
+    """
+    names = {g.namespace for g in who.grants}
+    if names == {"*"}:
+        return "default"
+    if len(names) == 1:
+        (pattern,) = names
+        chars = tokens(pattern)
+        if None not in chars:
+            return "".join(c for c in chars if c is not None)
+    shown = ", ".join(sorted(names)) or "none"
+    raise InvalidInput(
+        f"pass namespace=: {who.name!r} is granted more than one namespace ({shown}), "
+        "so a call that names none is ambiguous"
+        if names
+        else f"{who.name!r} is granted no namespace; ask for a grant"
+    )
+
+
+def _with_warnings(out: dict[str, Any], said: list[dict[str, Any]]) -> dict[str, Any]:
+    """A written item's dict, with ``warnings`` (their messages) when there are any:
+    a model reads that what it wrote stays hidden, and why."""
+    return out | {"warnings": [w["message"] for w in said]} if said else out
 
 
 def _stdio_payload(payload: dict[str, Any], who: Principal) -> dict[str, Any]:

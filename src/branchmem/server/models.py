@@ -164,6 +164,23 @@ class PurgeIn(_In):
 
 
 # --------------------------------------------------------------- responses
+class WarningOut(BaseModel):
+    """A write accepted but probably not meant: what stays hidden, and why."""
+
+    warning: str = Field(description="UnknownParents or UnknownSources")
+    message: str
+    namespace: str
+    ids: list[str] = Field(description="the items written that stay hidden")
+    unknown: list[str] = Field(description="the parents or sources not in the tree")
+
+
+_WARNINGS: Any = Field(
+    default_factory=list,
+    description="parents or sources named that are not in the tree: the write is "
+    "stored, and what waits for them stays hidden until they arrive",
+)
+
+
 class EventOut(BaseModel):
     id: str
     parent: str | list[str] | None
@@ -190,6 +207,10 @@ class MemoryOut(BaseModel):
     expires_at: float | None
     valid_from: float | None
     valid_to: float | None
+
+
+class WrittenMemoryOut(MemoryOut):
+    warnings: list[WarningOut] = _WARNINGS
 
 
 class SourceStatusOut(BaseModel):
@@ -297,8 +318,16 @@ class EventsOut(_Paged):
     events: list[EventOut]
 
 
+class WrittenEventsOut(EventsOut):
+    warnings: list[WarningOut] = _WARNINGS
+
+
 class MemoriesOut(_Paged):
     memories: list[MemoryOut]
+
+
+class WrittenMemoriesOut(MemoriesOut):
+    warnings: list[WarningOut] = _WARNINGS
 
 
 class InspectedOut(BaseModel):

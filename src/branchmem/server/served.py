@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
+from ..notices import caught_warnings
 from ..retrieval.background import BackgroundEmbedder, keeps_vectors
 from ..retrieval.embed import Embedder
 from ..store import Store
@@ -115,6 +116,13 @@ class Served:
 
     async def run(self, fn: Callable[..., T], ctx: Ctx, namespace: str, *args: Any, **kw: Any) -> T:
         """Run ``fn(ctx, namespace, ...)`` in the pool, on a connection of its own."""
+        return (await self.written(fn, ctx, namespace, *args, **kw))[0]
+
+    async def written(
+        self, fn: Callable[..., T], ctx: Ctx, namespace: str, *args: Any, **kw: Any
+    ) -> tuple[T, list[dict[str, Any]]]:
+        """`run`, and the warnings of the call's writes (`BranchmemWarning.to_dict`):
+        collected for this call alone, never issued to the server's `warnings`."""
         caller = ctx.caller if isinstance(ctx, Call) else ctx.who.name
         if not self.inflight.enter(caller):
             raise TooManyRequests(self.limits.max_concurrent)
@@ -129,9 +137,11 @@ class Served:
 
     def _call(
         self, fn: Callable[..., T], ctx: Ctx, namespace: str, args: Any, kw: dict[str, Any]
-    ) -> T:
+    ) -> tuple[T, list[dict[str, Any]]]:
         store, token = self.connections.checkout(namespace)
         try:
-            return fn(replace(ctx, store=store), namespace, *args, **kw)
+            with caught_warnings() as caught:
+                done = fn(replace(ctx, store=store), namespace, *args, **kw)
+            return done, [w.to_dict() for w in caught]
         finally:
             self.connections.checkin(token)

@@ -352,6 +352,17 @@ def conflicts(
     return page(ctx.store.conflicts(at=at, namespace=ns), offset, ctx.limits.page(limit))
 
 
+def conflicts_with_members(
+    ctx: Ctx, namespace: str, at: str | None, offset: int = 0, limit: int | None = None
+) -> Page:
+    """`conflicts`, each as ``(conflict, its members' records)``: what a model must
+    choose between."""
+    found = conflicts(ctx, namespace, at, offset, limit)
+    get = ctx.store.get_memory
+    items = [(c, [get(m, namespace=c.namespace) for m in c.members]) for c in found.items]
+    return Page(items, found.next_offset)
+
+
 def resolve(
     ctx: Ctx,
     namespace: str,

@@ -35,10 +35,10 @@ from ..sqlrows import (
     record_from_row,
     record_values,
 )
-from .conn import READ_WRITES, each_key
+from .conn import READ_WRITES
 from .meta import HAS_LIFECYCLE
 from .recordlog import PgRecordLog
-from .sql import IDS, columns, unnest
+from .sql import IDS, columns, each_key, unnest
 from .stream import CopyStream
 from .tree import PgTree
 from .vector import PgVectors

@@ -23,7 +23,7 @@ from ..sqlrows import SEP
 from .copy import OpenCopy
 from .others import OwnRaises
 from .schema import make_schema, prepare
-from .sql import ID_ARRAY
+from .sql import each_key
 
 Key = tuple[str, str, Any]
 """A cache key: (what, namespace, which)."""
@@ -38,22 +38,6 @@ LATERAL_UP_TO = 10_000
 scan (``key = ANY(...)``): a lookup costs 3–5 µs a key, a scan of a
 namespace without statistics about 1 µs a row (1,000 keys among 1M events:
 4 ms against 120 ms; 50,000 among 100,000: 120 ms against 48 ms)."""
-
-
-def each_key(cols: str, table: str, key: str, keys: str = ID_ARRAY, *, many: bool = False) -> str:
-    """``SELECT cols FROM table`` for each distinct value of the SQL array
-    ``keys`` in column ``key``: one index lookup per key (a ``LATERAL`` join;
-    ``OFFSET 0`` keeps the planner from folding it into a join of the whole
-    namespace), whatever the table's statistics say; for ``many`` keys (more
-    than `LATERAL_UP_TO`), ``key = ANY(...)``. (That, for a few keys on a
-    table an import has just filled, before its first ``ANALYZE``, was planned
-    as a scan of the whole namespace.)"""
-    if many:
-        return f"SELECT {cols} FROM {table} WHERE ns = %(ns)s AND {key} = ANY({keys})"
-    return (
-        f"SELECT t.* FROM (SELECT DISTINCT unnest({keys}) AS k) w CROSS JOIN LATERAL "
-        f"(SELECT {cols} FROM {table} WHERE ns = %(ns)s AND {key} = w.k OFFSET 0) t"
-    )
 
 
 STORE_ROW = ""

@@ -63,3 +63,19 @@ def insert(
             params.update(zip(keys, row, strict=True))
         return head + text + tail, params
     return head + f"SELECT %(ns)s, u.* FROM {unnest(cols, types)}" + tail, columns(rows, width)
+
+
+def each_key(cols: str, table: str, key: str, keys: str = ID_ARRAY, *, many: bool = False) -> str:
+    """``SELECT cols FROM table`` for each distinct value of the SQL array
+    ``keys`` in column ``key``: one index lookup per key (a ``LATERAL`` join;
+    ``OFFSET 0`` keeps the planner from folding it into a join of the whole
+    namespace), whatever the table's statistics say; for ``many`` keys (more
+    than `conn.LATERAL_UP_TO`), ``key = ANY(...)``. (That, for a few keys on a
+    table an import has just filled, before its first ``ANALYZE``, was planned
+    as a scan of the whole namespace.)"""
+    if many:
+        return f"SELECT {cols} FROM {table} WHERE ns = %(ns)s AND {key} = ANY({keys})"
+    return (
+        f"SELECT t.* FROM (SELECT DISTINCT unnest({keys}) AS k) w CROSS JOIN LATERAL "
+        f"(SELECT {cols} FROM {table} WHERE ns = %(ns)s AND {key} = w.k OFFSET 0) t"
+    )

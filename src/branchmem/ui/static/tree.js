@@ -110,10 +110,10 @@ export class EventTree {
     const id = document.createElement("span");
     id.className = "id"; id.textContent = shortId(e.id); id.title = e.id;
     const text = document.createElement("span");
-    text.textContent = (e.content || "").slice(0, 200);
+    text.className = "text"; text.textContent = (e.content || "").slice(0, 200);
     el.append(tw, role, id);
     const v = this.versions && this.versions.get(r.id);
-    if (v) el.append(...versionEls(v, e.role));
+    if (v) { el.classList.add("has-versions"); el.append(...versionEls(v, e.role)); }
     // Labels come before the text, so that a long message never hides them.
     const parents = e.parents || [];
     if (parents.length > 1) el.append(tag("merge", `merge of ${parents.join(" + ")}`));
@@ -150,7 +150,8 @@ export class EventTree {
     if (!el) return;
     const i = Number(el.dataset.row);
     this.focus = i;
-    if (e.target.dataset.go) { this.onSelect(e.target.dataset.go); return; }  // ‹ or › of a version
+    const go = e.target.closest("button.vgo");
+    if (go) { if (go.dataset.go) this.onSelect(go.dataset.go); return; }  // ‹ or › of a version
     if (e.target.classList.contains("tw")) { this.toggle(i, this.collapsed.has(this.rows[i].id)); return; }
     this.onSelect(this.rows[i].id);
   }

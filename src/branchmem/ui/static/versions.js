@@ -33,15 +33,22 @@ export function versionsOf(events) {
   return out;
 }
 
-// The switcher, and "edited" / "regenerated" on a later version.
+// The switcher, and "edited" / "regenerated" on a later version. The switcher
+// sits at the row's right edge (style.css) and only its two arrows are buttons,
+// so a click on the rest of the row selects the message itself.
 export function versionEls(v, role) {
   const box = document.createElement("span");
   box.className = "versions";
   box.setAttribute("aria-label", `version ${v.position} of ${v.count}`);
   const step = (text, to, label) => {
-    const b = document.createElement("span");
-    b.className = to ? "vgo" : "vgo off"; b.textContent = text;
-    if (to) { b.dataset.go = to; b.title = `${label}: ${to}`; }
+    const b = document.createElement("button");
+    b.type = "button"; b.className = "vgo"; b.textContent = text;
+    b.tabIndex = -1;  // the tree is one tab stop; its rows are reached by the arrow keys
+    if (to) {
+      b.dataset.go = to; b.title = `${label}: ${to}`; b.setAttribute("aria-label", b.title);
+    } else {
+      b.disabled = true; b.setAttribute("aria-label", `no ${label}`);
+    }
     return b;
   };
   const n = document.createElement("span");
