@@ -7,9 +7,9 @@ that module states; search in `branchmem.retrieval`; the relation graph in
 backend, clock, policy, redactor and every cache). Those methods are the
 doors of `branchmem.front`, plain functions with their signatures and
 docstrings, one module per area, bound here in the class body: `Store` has no
-base class but ``object``. Opening, closing, and the three methods that hand
-the store itself to a layer built on its public API like a client (context,
-extraction and imports) are written here.
+base class but ``object``. Opening, closing, and the methods that hand the
+store itself to a layer built on its public API like a client (context,
+extraction, the extraction worker and imports) are written here.
 
 A derived record is visible at an anchor iff every one of its sources is the
 anchor or one of its ancestors, and no retraction of it is visible there.
@@ -28,6 +28,7 @@ from .engine import open_engine
 from .front import branches as _branches
 from .front import events as _events
 from .front import graph as _graph
+from .front import jobs as _jobs
 from .front import lifecycle as _lifecycle
 from .front import merge as _merge
 from .front import reads as _reads
@@ -43,6 +44,7 @@ from .validate import MAX_MESSAGE_BYTES
 if TYPE_CHECKING:
     from .context import Context
     from .extract.proposal import Extractor
+    from .extract.worker import Worker
     from .importers.model import ImportReport
     from .retrieval.embed import Embedder
     from .retrieval.fusion import Weights
@@ -181,6 +183,8 @@ class Store:
     graph = _graph.graph
     # retrieval
     search = _search.search
+    # the extraction queue
+    pending = _jobs.pending
 
     # ------------------------------------------------ the layers built on StoreAPI
     def extract(
@@ -214,6 +218,32 @@ class Store:
             self, at, extractor=extractor, window=window, namespace=namespace, actor=actor
         )
         return list(done.written)
+
+    def start_worker(
+        self,
+        extractor: Extractor | None = None,
+        *,
+        window: int = 8,
+        lease: float = 300.0,
+        poll: float = 0.5,
+    ) -> Worker:
+        """Start a `branchmem.extract.Worker` thread in this process: it runs
+        ``extractor`` (default: the rules) at every tip queued with
+        ``add_event(..., extract=True)``, by this process or another on the same
+        store, each once. ``lease`` is how long a claim holds before another
+        worker may redo a job whose worker died. Stop it with its ``close()``.
+
+        >>> store = Store()
+        >>> worker = store.start_worker()
+        >>> _ = store.add_event("e1", content="我对花生过敏。", extract=True)
+        >>> [m.content for m in store.memories(at="e1", wait=10)]
+        ['用户对花生过敏']
+        >>> worker.close()
+        True
+        """
+        from .extract.worker import Worker
+
+        return Worker(self, extractor, window=window, lease=lease, poll=poll).start()
 
     def context(
         self,
