@@ -9,7 +9,7 @@ doors of `branchmem.front`, plain functions with their signatures and
 docstrings, one module per area, bound here in the class body: `Store` has no
 base class but ``object``. Opening, closing, and the methods that hand the
 store itself to a layer built on its public API like a client (context,
-extraction, the extraction worker and imports) are written here.
+extraction, the extraction worker, consolidation and imports) are written here.
 
 A derived record is visible at an anchor iff every one of its sources is the
 anchor or one of its ancestors, and no retraction of it is visible there.
@@ -42,6 +42,7 @@ from .searchlog import QueryLog
 from .validate import MAX_MESSAGE_BYTES
 
 if TYPE_CHECKING:
+    from .consolidate import Consolidation, Profile
     from .context import Context
     from .extract.proposal import Extractor
     from .extract.worker import Worker
@@ -244,6 +245,65 @@ class Store:
         from .extract.worker import Worker
 
         return Worker(self, extractor, window=window, lease=lease, poll=poll).start()
+
+    def consolidate(
+        self,
+        at: str,
+        *,
+        namespace: str = "default",
+        contradictions: str = "recency",
+        near: float = 0.8,
+        embedder: Embedder | str | None = None,
+        profile: bool = True,
+        actor: str | None = None,
+    ) -> Consolidation:
+        """Consolidate what is visible at ``at``, keeping the evidence: merge
+        duplicates and near-duplicates (one record, sourced from all of
+        theirs, retracts them), resolve contradictions of one key by recency
+        (``contradictions="recency"``; ``"flag"`` writes a conflict note
+        instead), and write a profile (the current fact of each key). Each
+        output is a gated record whose sources are the union of its inputs',
+        so it shows only where every input does, and it falls wherever any
+        input is later retracted, superseded or purged. ``near`` is the
+        bigram overlap (or, with ``embedder``, the cosine) that makes two
+        texts duplicates. All of it lands in one transaction; a second run at
+        the same anchor writes nothing (`branchmem.consolidate`).
+
+        >>> store = Store()
+        >>> _ = store.add_event("e1", content="我住在成都。")
+        >>> _ = store.add_memories([{"content": "用户住在成都", "sources": ["e1"], "key": "city"}])
+        >>> store.consolidate(at="e1").profile.content
+        'city: 用户住在成都'
+        >>> store.consolidate(at="e1").written
+        0
+        """
+        from .consolidate import consolidate
+        from .retrieval.embed import get_embedder
+
+        emb = get_embedder(embedder) if isinstance(embedder, str) else embedder
+        with self._engine.backend.transaction():
+            return consolidate(
+                self, at, namespace=namespace, contradictions_by=contradictions, near=near,
+                embedder=emb, write_profile=profile, actor=actor,
+            )  # fmt: skip
+
+    def profile(self, at: str, *, namespace: str = "default") -> Profile:
+        """The profile visible at ``at``: the current fact of each key, as the
+        latest `consolidate` visible there wrote it (``facts`` is empty and
+        ``record`` None where none is).
+
+        >>> store = Store()
+        >>> _ = store.add_event("e1", content="我住在成都。")
+        >>> _ = store.add_memory("用户住在成都", sources=["e1"], key="city")
+        >>> store.profile("e1").facts
+        {}
+        >>> _ = store.consolidate(at="e1")
+        >>> store.profile("e1").facts
+        {'city': '用户住在成都'}
+        """
+        from .consolidate import profile
+
+        return profile(self, at, namespace=namespace)
 
     def context(
         self,

@@ -181,6 +181,15 @@ class Worker:
             self._thread.start()
         return self
 
+    def running(self) -> bool:
+        """Is the thread running?"""
+        return self._thread is not None and self._thread.is_alive()
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait up to ``timeout`` seconds for the thread to end."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+
     def close(self, timeout: float = 5.0) -> bool:
         """Stop taking jobs and wait up to ``timeout`` seconds for the one in
         hand; True if the thread ended (a job cut short is taken again once

@@ -33,6 +33,7 @@ from ..validate import (
     show,
 )
 from .audit import log
+from .cascade import cascade
 from .dedup import visible_duplicate
 
 SUPERSEDE_FIELDS = frozenset(
@@ -269,6 +270,9 @@ def write_records(engine: Engine, ns: str, mems: list[Memory]) -> tuple[list[Mem
         result[stored.id] = stored
     if waits:
         b.add_record_waits(ns, waits)
+    falls = cascade(engine, ns, fresh)
+    if falls:  # consolidations of what these retract (`ops.cascade`)
+        write_records(engine, ns, falls)
     tell = engine.on_records
     if fresh and tell is not None:
         if isinstance(b, CommitHooks):  # once committed, seen by every connection
