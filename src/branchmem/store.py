@@ -377,6 +377,7 @@ class Store:
         namespace: str = "default",
         progress: Callable[[int, int], None] | None = None,
         max_message_bytes: int = MAX_MESSAGE_BYTES,
+        extract: bool = False,
     ) -> ImportReport:
         """Import a chat export (ChatGPT, Claude, Open WebUI, LibreChat, SillyTavern):
         each conversation's messages become events (abandoned branches too) in one
@@ -386,7 +387,9 @@ class Store:
         ``format`` is ``"auto"`` or a name from `branchmem.importers.FORMATS`;
         ``progress`` is called with (bytes read, total bytes). A conversation
         with a message whose text is over ``max_message_bytes`` (UTF-8; 8 MiB
-        by default) is skipped, and the report says why.
+        by default) is skipped, and the report says why. ``extract=True``
+        then queues an extraction at the current leaf of each conversation
+        that gained messages (a worker does them: `start_worker`).
 
         >>> import json, pathlib, tempfile
         >>> path = pathlib.Path(tempfile.mkdtemp()) / "conversations.json"
@@ -398,8 +401,10 @@ class Store:
         [('conv/c1', 1)]
         """
         from .importers import import_export
+        from .ops import jobs
 
-        return import_export(
+        queue = jobs.check_extract(extract)
+        report = import_export(
             self,
             path,
             format=format,
@@ -407,3 +412,7 @@ class Store:
             progress=progress,
             max_message_bytes=max_message_bytes,
         )
+        if queue:
+            tips = [c.current for c in report.conversations if c.added]
+            jobs.enqueue(self._engine, namespace, tips)
+        return report

@@ -8,10 +8,15 @@ and nothing purged is written back."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -179,3 +184,43 @@ def test_purge_drops_the_jobs_and_nothing_purged_comes_back(store: Store) -> Non
     Worker(store, PurgedMeanwhile()).drain()
     assert store.records(namespace="u2") == [] and store.pending() == []
     assert contents(store, "k1") == ["用户对花生过敏"]
+
+
+def test_an_import_queues_the_current_leaf_of_each_conversation(
+    store: Store, tmp_path: Path
+) -> None:
+    path = tmp_path / "conversations.json"
+    convs = [
+        {"conversation_id": c, "current_node": f"{c}-m2", "mapping": {
+            f"{c}-m1": {"parent": None, "message": {"author": {"role": "user"},
+                        "content": {"content_type": "text", "parts": ["你好"]}}},
+            f"{c}-m2": {"parent": f"{c}-m1", "message": {"author": {"role": "user"},
+                        "content": {"content_type": "text", "parts": [FACT]}}}}}
+        for c in ("c1", "c2")
+    ]  # fmt: skip
+    path.write_text(json.dumps(convs), encoding="utf-8")
+    store.import_export(path, extract=True)
+    assert sorted(j.tip for j in store.pending()) == ["c1-m2", "c2-m2"]
+    assert Worker(store).drain() == 2
+    assert contents(store, "conv/c1") == ["用户对花生过敏"]
+    store.import_export(path, extract=True)  # nothing new: nothing queued
+    assert store.pending() == []
+
+
+def test_worker_processes_share_one_queue(tmp_path: Path) -> None:
+    db = str(tmp_path / "q.db")
+    tips = [f"t{i}" for i in range(30)]
+    with Store(db) as store:
+        store.add_event("root", content="你好")
+        store.add_events([{"id": t, "parent": "root", "content": FACT} for t in tips], extract=True)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    cmd = [sys.executable, "-m", "branchmem", "worker", "--db", db, "--once"]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env) for _ in range(3)]
+    outs = [p.communicate(timeout=120)[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    done = [int(o.split()[0]) for o in outs]
+    assert sum(done) == len(tips), outs  # each tip once, whichever process took it
+    with Store(db) as store:
+        assert store.pending() == []
+        assert all(contents(store, t) == ["用户对花生过敏"] for t in tips)
+        assert len(store.records()) == len(tips)
