@@ -221,9 +221,10 @@ def _fitting(group: list[Memory]) -> list[Memory]:
 
 
 def _profile(live: list[Memory], newest: Any, max_facts: int, ns: str) -> Memory | None:
-    """The profile of ``live`` (the latest fact of each key), or None without keys."""
+    """The profile of ``live`` (the latest semantic fact of each key: no
+    summaries, steps or notes), or None without keys."""
     latest: dict[str, Memory] = {}
-    for m in sorted((m for m in live if m.key is not None), key=newest):
+    for m in sorted((m for m in live if m.key is not None and m.kind == "semantic"), key=newest):
         latest[m.key or ""] = m
     chosen: list[Memory] = []
     for m in sorted(latest.values(), key=lambda m: (-m.importance, m.key or "")):
