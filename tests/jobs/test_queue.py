@@ -224,3 +224,15 @@ def test_worker_processes_share_one_queue(tmp_path: Path) -> None:
         assert store.pending() == []
         assert all(contents(store, t) == ["用户对花生过敏"] for t in tips)
         assert len(store.records()) == len(tips)
+
+
+def test_a_tip_waiting_for_its_parent_is_tried_again_once_it_arrives(store: Store) -> None:
+    store.add_event("e2", parent="e1", content=FACT, extract=True)  # e1 not here yet
+    worker = Worker(store, backoff=0.05)
+    assert worker.drain() == 1
+    (job,) = store.pending()
+    assert job.state == "queued" and "waits for a parent" in (job.error or "")
+    store.add_event("e1", content="你好")
+    time.sleep(0.06)
+    assert worker.drain() == 1 and store.pending() == []
+    assert contents(store, "e2") == ["用户对花生过敏"]

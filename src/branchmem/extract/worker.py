@@ -43,6 +43,10 @@ class _Lost(Exception):
     """The claim lapsed and another worker holds the job: roll back."""
 
 
+class _Waiting(Exception):
+    """The tip waits for a parent: there is no path to read yet."""
+
+
 class _Replay:
     """Gives the writer the proposals the model made, if the window it reads
     now is the one the model read (else none: something was purged)."""
@@ -145,13 +149,14 @@ class Worker:
         ns, tip = job.namespace, job.tip
         try:
             events, visible = window_at(self.store, tip, ns, self.window)
-            raw = self.extractor.propose(events, visible) if events else []
+            if not events:  # its path is not whole yet: tried again after a backoff
+                raise _Waiting(f"event {tip!r} waits for a parent that has not arrived")
+            raw = self.extractor.propose(events, visible)
             replay = _Replay(
                 [(e.id, e.content) for e in events], checked_proposals(raw, self.extractor)
             )
             with self._engine.backend.transaction():
-                if events:
-                    extract(self.store, tip, extractor=replay, window=self.window, namespace=ns)
+                extract(self.store, tip, extractor=replay, window=self.window, namespace=ns)
                 if not _jobs.done(self._engine, job):
                     raise _Lost(tip)
         except _Lost:

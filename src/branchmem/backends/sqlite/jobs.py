@@ -31,6 +31,14 @@ class SQLiteJobs(SQLiteParts):
 
         def reading(self) -> Any: ...
 
+    def _no_queue(self) -> bool:
+        """A store older than version 11 opened read-only has no ``jobs`` table
+        (`schema.READS_AS_IS`): nothing is queued in it."""
+        if not getattr(self, "readonly", False):
+            return False
+        sql = "SELECT 1 FROM sqlite_master WHERE type='table' AND name='jobs'"
+        return self._db.execute(sql).fetchone() is None
+
     def _job(self, row: tuple[Any, ...], name: str) -> Job:
         _, tip, state, attempts, not_before, lease, worker, error, created = row
         return Job(name, tip, state, int(attempts), float(not_before), lease, worker, error,
@@ -74,6 +82,8 @@ class SQLiteJobs(SQLiteParts):
 
     def list_jobs(self, ns: str | None, states: Iterable[str]) -> list[Job]:
         want = list(states)
+        if self._no_queue():
+            return []
         with self.reading():
             names = {int(i): str(n) for i, n in self._db.execute("SELECT id, name FROM namespaces")}
             sql = f"SELECT {_COLS} FROM jobs WHERE state IN ({marks(len(want))})"
@@ -90,6 +100,8 @@ class SQLiteJobs(SQLiteParts):
     def job_states(self, ns: str, tips: Iterable[str]) -> dict[str, str]:
         want = list(tips)
         out: dict[str, str] = {}
+        if self._no_queue():
+            return out
         with self.reading():
             nid = self._ns(ns)
             if nid is None:
