@@ -236,3 +236,13 @@ def test_a_tip_waiting_for_its_parent_is_tried_again_once_it_arrives(store: Stor
     time.sleep(0.06)
     assert worker.drain() == 1 and store.pending() == []
     assert contents(store, "e2") == ["用户对花生过敏"]
+
+
+def test_a_worker_may_consolidate_every_n_jobs(store: Store) -> None:
+    store.add_event("e1", content="我住在成都。", extract=True)
+    store.add_event("e2", parent="e1", content="我对花生过敏。", extract=True)
+    worker = Worker(store, consolidate_every=2)
+    assert worker.drain() == 2 and worker.consolidations == 1
+    assert store.profile("e2").facts and not store.profile("e1").facts
+    with pytest.raises(InvalidInput, match="consolidate_every"):
+        Worker(store, consolidate_every=0)

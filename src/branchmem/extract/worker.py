@@ -70,6 +70,8 @@ class Worker:
     worker may take the job again; ``poll``: seconds between looks at an
     empty queue; ``max_attempts`` and ``backoff`` as in `branchmem.ops.jobs`;
     ``nice`` lowers the thread's CPU priority where the system allows.
+    ``consolidate_every=N`` runs `Store.consolidate` at the tip of every
+    Nth job this worker finishes (its merges and profile, gated as ever).
 
     >>> from branchmem import Store
     >>> store = Store()
@@ -90,6 +92,7 @@ class Worker:
         backoff: float = _jobs.BACKOFF,
         name: str | None = None,
         nice: int = 10,
+        consolidate_every: int | None = None,
     ) -> None:
         if extractor is None:
             from .rules import RuleExtractor
@@ -109,6 +112,16 @@ class Worker:
         self.window = window
         self.lease = float(lease)
         self.poll = float(poll)
+        if consolidate_every is not None and (
+            isinstance(consolidate_every, bool)
+            or not isinstance(consolidate_every, int)
+            or consolidate_every < 1
+        ):
+            raise InvalidInput(
+                f"consolidate_every must be an integer >= 1, got {consolidate_every!r}"
+            )
+        self.consolidate_every = consolidate_every
+        self.consolidations = 0  # consolidations this worker ran
         self.max_attempts = max_attempts
         self.backoff = float(backoff)
         self.nice = nice
@@ -175,6 +188,13 @@ class Worker:
         self.done += 1
         if replay.changed:
             log.info("extraction at %r wrote nothing: its window changed (a purge)", tip)
+        every = self.consolidate_every
+        if every is not None and self.done % every == 0:
+            try:
+                self.store.consolidate(at=tip, namespace=ns)  # type: ignore[attr-defined]
+                self.consolidations += 1
+            except Exception as exc:  # (the tip purged meanwhile): the next one will do
+                log.warning("consolidation at %r failed: %s", tip, exc)
 
     # ------------------------------------------------------------ thread
     def start(self) -> Worker:
