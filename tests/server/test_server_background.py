@@ -100,3 +100,21 @@ def test_the_worker_command_does_the_queued_jobs(tmp_path: Any, capsys: Any) -> 
     assert capsys.readouterr().out.strip() == "1 done, 0 failed"
     with Store(db) as store:
         assert [m.content for m in store.memories(at="e1")] == ["用户对花生过敏"]
+
+
+def test_remote_store_consolidates_and_reads_the_profile() -> None:
+    from branchmem.client import RemoteStore
+    from branchmem.errors import InvalidInput
+
+    s = make_served()
+    s.store.add_events([{"id": "e1", "namespace": "alice"}])
+    s.store.add_event("e2", parent="e1", namespace="alice", content="我对花生过敏。", extract=True)
+    s.store.add_memory("用户住在成都", sources=["e1"], key="city", namespace="alice")
+    remote = RemoteStore("http://testserver", api_key=s.key["alice"], namespace="alice",
+                         http_client=s.client)  # fmt: skip
+    assert [(j.tip, j.state) for j in remote.pending()] == [("e2", "queued")]
+    done = remote.consolidate("e2")
+    assert done.profile is not None and done.profile.sources == ("e1",)
+    assert remote.profile("e2").facts == {"city": "用户住在成都"}
+    with pytest.raises(InvalidInput, match="branchmem serve --worker"):
+        remote.start_worker()

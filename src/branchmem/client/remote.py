@@ -20,10 +20,11 @@ from ..retrieval.tokenize import Tokenizer
 from ..searchlog import QueryLog
 from ..validate import MAX_MESSAGE_BYTES
 from . import admin, branches, graph, records, retrieval, tree
+from .background import RemoteBackground
 from .connection import Connection
 
 
-class RemoteStore:
+class RemoteStore(RemoteBackground):
     """A served store, with `Store`'s methods.
 
     ``transport`` is any httpx transport: here `httpx.MockTransport` stands in
