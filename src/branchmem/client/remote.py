@@ -25,8 +25,7 @@ from .connection import Connection
 
 
 class RemoteStore(RemoteBackground):
-    """A served store, with `Store`'s methods.
-
+    """A served store, with `Store`'s methods (the background work's: `background`).
     ``transport`` is any httpx transport: here `httpx.MockTransport` stands in
     for a server, to show what goes over the wire and what comes back::
 
