@@ -109,12 +109,13 @@ def test_a_read_may_wait_for_the_extraction(store: Store) -> None:
 def test_a_failing_model_is_retried_then_recorded(store: Store) -> None:
     store.add_event("e1", content=FACT, extract=True)
     ex = Scripted(fail=1)
-    worker = Worker(store, ex, backoff=0.05, max_attempts=2)
+    worker = Worker(store, ex, backoff=0.5, max_attempts=2)
     assert worker.drain() == 1  # the first attempt fails; the retry waits
     (job,) = store.pending()
     assert (job.state, job.attempts, job.error) == ("queued", 1, "RuntimeError: the model is down")
+    assert job.not_before > time.time()
     assert worker.drain() == 0  # not yet due
-    time.sleep(0.06)
+    time.sleep(max(0.0, job.not_before - time.time()) + 0.01)
     assert worker.drain() == 1 and store.pending() == []
     assert contents(store, "e1") == ["用户对花生过敏"]
     # A model that never answers: failed for good after max_attempts, with the error.
@@ -135,10 +136,10 @@ def test_a_dead_workers_job_is_redone_once_after_its_lease(
     store.add_event("e1", content=FACT, extract=True)
     engine = engine_of(store)
     other = Worker(reopen(), Scripted())
-    dead = jobs.claim(engine, "dead", lease=0.3)  # claimed, then abandoned
+    dead = jobs.claim(engine, "dead", lease=0.5)  # claimed, then abandoned
     assert dead is not None and dead.state == "running"
     assert other.drain() == 0  # the lease holds
-    time.sleep(0.31)
+    time.sleep(max(0.0, (dead.lease_until or 0.0) - time.time()) + 0.01)
     assert other.drain() == 1  # lapsed: taken again
     written = store.records()
     # The dead worker comes back and finishes: its claim is gone, nothing is written.
