@@ -21,6 +21,7 @@ FROZEN_MANIFESTS: Final[dict[str, str]] = {
     "test": "e2b1894c4a737f501db3de75c5452dd766c9b73bbc1bbc8ff8dfc77f5959907b",
     "threads": "3c9f0891cfc719b5fb76b24b7ec7fe1a0fb86819f93a497ac0f93862e277c0f6",
     "graph": "cde96b114b3a84803bf44696b8e91ec1e3fbb8a67250a19b5934d016e7826841",
+    "consolidation": "c069d51b13ce59b7b1dd02517fdc74443f1da4002cc9b5217eb95c5239aabc47",
 }
 
 

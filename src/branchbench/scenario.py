@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-SPLITS = ("dev", "test", "threads", "graph")
+SPLITS = ("dev", "test", "threads", "graph", "consolidation")
 """The shipped splits, each frozen in `branchbench.frozen`."""
 FORK_TYPES = ("edit", "regenerate", "checkpoint", "switch_back", "in_branch_change")
 ROLES = ("user", "assistant", "tool", "system")

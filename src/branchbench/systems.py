@@ -243,6 +243,11 @@ SYSTEMS: dict[str, type[System]] = {
 }
 """Every system, in report order (no filtering first, the gated store last)."""
 
+# Two that consolidate on a schedule (the consolidation split), after the gated store.
+from .systems_dream import DREAM_SYSTEMS  # noqa: E402
+
+SYSTEMS.update({cls.name: cls for cls in DREAM_SYSTEMS})
+
 # Two more, through a real LangGraph graph (when the langgraph extra is installed).
 from .systems_langgraph import langgraph_systems  # noqa: E402
 

@@ -7,9 +7,9 @@ that module states; search in `branchmem.retrieval`; the relation graph in
 backend, clock, policy, redactor and every cache). Those methods are the
 doors of `branchmem.front`, plain functions with their signatures and
 docstrings, one module per area, bound here in the class body: `Store` has no
-base class but ``object``. Opening, closing, and the three methods that hand
-the store itself to a layer built on its public API like a client (context,
-extraction and imports) are written here.
+base class but ``object``. Opening, closing, and the methods that hand the
+store itself to a layer built on its public API like a client (context,
+extraction, the extraction worker, consolidation and imports) are written here.
 
 A derived record is visible at an anchor iff every one of its sources is the
 anchor or one of its ancestors, and no retraction of it is visible there.
@@ -28,6 +28,7 @@ from .engine import open_engine
 from .front import branches as _branches
 from .front import events as _events
 from .front import graph as _graph
+from .front import jobs as _jobs
 from .front import lifecycle as _lifecycle
 from .front import merge as _merge
 from .front import reads as _reads
@@ -41,8 +42,10 @@ from .searchlog import QueryLog
 from .validate import MAX_MESSAGE_BYTES
 
 if TYPE_CHECKING:
+    from .consolidate import Consolidation, Profile
     from .context import Context
     from .extract.proposal import Extractor
+    from .extract.worker import Worker
     from .importers.model import ImportReport
     from .retrieval.embed import Embedder
     from .retrieval.fusion import Weights
@@ -181,6 +184,8 @@ class Store:
     graph = _graph.graph
     # retrieval
     search = _search.search
+    # the extraction queue
+    pending = _jobs.pending
 
     # ------------------------------------------------ the layers built on StoreAPI
     def extract(
@@ -214,6 +219,91 @@ class Store:
             self, at, extractor=extractor, window=window, namespace=namespace, actor=actor
         )
         return list(done.written)
+
+    def start_worker(
+        self,
+        extractor: Extractor | None = None,
+        *,
+        window: int = 8,
+        lease: float = 300.0,
+        poll: float = 0.5,
+    ) -> Worker:
+        """Start a `branchmem.extract.Worker` thread in this process: it runs
+        ``extractor`` (default: the rules) at every tip queued with
+        ``add_event(..., extract=True)``, by this process or another on the same
+        store, each once. ``lease`` is how long a claim holds before another
+        worker may redo a job whose worker died. Stop it with its ``close()``.
+
+        >>> store = Store()
+        >>> worker = store.start_worker()
+        >>> _ = store.add_event("e1", content="我对花生过敏。", extract=True)
+        >>> [m.content for m in store.memories(at="e1", wait=10)]
+        ['用户对花生过敏']
+        >>> worker.close()
+        True
+        """
+        from .extract.worker import Worker
+
+        return Worker(self, extractor, window=window, lease=lease, poll=poll).start()
+
+    def consolidate(
+        self,
+        at: str,
+        *,
+        namespace: str = "default",
+        contradictions: str = "recency",
+        near: float = 0.8,
+        embedder: Embedder | str | None = None,
+        profile: bool = True,
+        actor: str | None = None,
+    ) -> Consolidation:
+        """Consolidate what is visible at ``at``, keeping the evidence: merge
+        duplicates and near-duplicates (one record, sourced from all of
+        theirs, retracts them), resolve contradictions of one key by recency
+        (``contradictions="recency"``; ``"flag"`` writes a conflict note
+        instead), and write a profile (the current fact of each key). Each
+        output is a gated record whose sources are the union of its inputs',
+        so it shows only where every input does, and it falls wherever any
+        input is later retracted, superseded or purged. ``near`` is the
+        bigram overlap (or, with ``embedder``, the cosine) that makes two
+        texts duplicates. All of it lands in one transaction; a second run at
+        the same anchor writes nothing (`branchmem.consolidate`).
+
+        >>> store = Store()
+        >>> _ = store.add_event("e1", content="我住在成都。")
+        >>> _ = store.add_memories([{"content": "用户住在成都", "sources": ["e1"], "key": "city"}])
+        >>> store.consolidate(at="e1").profile.content
+        'city: 用户住在成都'
+        >>> store.consolidate(at="e1").written
+        0
+        """
+        from .consolidate import consolidate
+        from .retrieval.embed import get_embedder
+
+        emb = get_embedder(embedder) if isinstance(embedder, str) else embedder
+        with self._engine.backend.transaction():
+            return consolidate(
+                self, at, namespace=namespace, contradictions_by=contradictions, near=near,
+                embedder=emb, write_profile=profile, actor=actor,
+            )  # fmt: skip
+
+    def profile(self, at: str, *, namespace: str = "default") -> Profile:
+        """The profile visible at ``at``: the current fact of each key, as the
+        latest `consolidate` visible there wrote it (``facts`` is empty and
+        ``record`` None where none is).
+
+        >>> store = Store()
+        >>> _ = store.add_event("e1", content="我住在成都。")
+        >>> _ = store.add_memory("用户住在成都", sources=["e1"], key="city")
+        >>> store.profile("e1").facts
+        {}
+        >>> _ = store.consolidate(at="e1")
+        >>> store.profile("e1").facts
+        {'city': '用户住在成都'}
+        """
+        from .consolidate import profile
+
+        return profile(self, at, namespace=namespace)
 
     def context(
         self,
@@ -287,6 +377,7 @@ class Store:
         namespace: str = "default",
         progress: Callable[[int, int], None] | None = None,
         max_message_bytes: int = MAX_MESSAGE_BYTES,
+        extract: bool = False,
     ) -> ImportReport:
         """Import a chat export (ChatGPT, Claude, Open WebUI, LibreChat, SillyTavern)
         or coding-agent transcripts (Claude Code, Codex; docs/coding-agents.md):
@@ -297,7 +388,9 @@ class Store:
         ``format`` is ``"auto"`` or a name from `branchmem.importers.FORMATS`;
         ``progress`` is called with (bytes read, total bytes). A conversation
         with a message whose text is over ``max_message_bytes`` (UTF-8; 8 MiB
-        by default) is skipped, and the report says why.
+        by default) is skipped, and the report says why. ``extract=True``
+        then queues an extraction at the current leaf of each conversation
+        that gained messages (a worker does them: `start_worker`).
 
         >>> import json, pathlib, tempfile
         >>> path = pathlib.Path(tempfile.mkdtemp()) / "conversations.json"
@@ -309,8 +402,10 @@ class Store:
         [('conv/c1', 1)]
         """
         from .importers import import_export
+        from .ops import jobs
 
-        return import_export(
+        queue = jobs.check_extract(extract)
+        report = import_export(
             self,
             path,
             format=format,
@@ -318,3 +413,7 @@ class Store:
             progress=progress,
             max_message_bytes=max_message_bytes,
         )
+        if queue:
+            tips = [c.current for c in report.conversations if c.added]
+            jobs.enqueue(self._engine, namespace, tips)
+        return report

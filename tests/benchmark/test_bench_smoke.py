@@ -32,6 +32,10 @@ SCRIPTS = [f for f in FILES if 'if __name__ == "__main__":' in f.read_text(encod
 EXPECTED: dict[str, list[tuple[str, int]]] = {
     "ann": [(r"top-100 query +\d+\.\d\d ms \(\d+\.\d\dx the floor\), recall@10 \d\.\d{3}$", 1)],
     "branches": [(r"vs (read of target|sum of singles) +\d+\.\d{3} ms +ratio +\d+\.\d\dx$", 20)],
+    "background": [
+        (r"^add_event, extraction queued .*: \d+\.\d\dx \(goal <= 1\.5x\)$", 1),
+        (r"^queue throughput, .* 4 workers [\d.]+ jobs/s: \d+\.\d\dx$", 1),
+    ],
     "build_recall_set": [
         (r"^wrote .* \(\d+ lines, \d+ queries\)$", 1),
         (r"^  (the same as|differs from) the shipped bench/data/recall-dev\.jsonl$", 1),

@@ -46,6 +46,8 @@ def test_registry_order_and_unknown_name() -> None:
         "current_branch_raw",
         "branchmem",
         "branchmem_memory_only",
+        "dream_flat",
+        "branchmem_dream",
         *(["langgraph_store", "branchmem_langgraph"] if find_spec("langgraph") else []),
     ]
     with pytest.raises(ValueError, match="choose from"):

@@ -287,6 +287,8 @@ def test_every_door_is_bound_on_store_under_its_name() -> None:
         for n, v in vars(Store).items()
         if not n.startswith("_") and inspect.isfunction(v) and v.__module__ == "branchmem.store"
     }
-    assert own == {"close", "context", "extract", "import_export"}
+    assert own == {
+        "close", "consolidate", "context", "extract", "import_export", "profile", "start_worker"
+    }  # fmt: skip
     # And all a door's self declares is the engine.
     assert branchmem.front.Front.__annotations__ == {"_engine": "Engine"}

@@ -120,7 +120,7 @@ def test_each_check_is_the_one_search_makes(name: str) -> None:
 
 
 def test_every_option_has_a_doc_and_a_known_door() -> None:
-    assert len(SEARCH) == len(set(SEARCH)) == 21
+    assert len(SEARCH) == len(set(SEARCH)) == 22
     assert len(CONTEXT) == 18
     for o in (*spec.SEARCH, spec.WINDOW):
         assert o.doc and o.type

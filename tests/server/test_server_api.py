@@ -66,6 +66,9 @@ ROUTES: list[tuple[str, str, dict[str, Any]]] = [
         {"json": {"subject": "a", "predicate": "uses", "object": "b", "sources": ["e2"]}},
     ),
     ("GET", "graph", {"params": {"at": "e2"}}),
+    ("GET", "jobs", {}),
+    ("POST", "consolidate", {"json": {"at": "e2"}}),
+    ("GET", "profile", {"params": {"at": "e2"}}),
 ]
 SUCCEEDS_EXCEPT = {"conflicts/c-none/resolve"}  # no conflict in the seed: a 404 by design
 

@@ -25,10 +25,12 @@ from .base import (
     RecordRow,
     Stamp,
 )
+from .jobs import Job
 from .memory_index import COLD as _COLD
 from .memory_index import SEQ as _SEQ
 from .memory_index import upto as _upto
 from .memory_index import warm as _warm
+from .memory_jobs import MemoryJobs
 from .memory_rows import StoredEvent, StoredRecord, compact_ids, stored_event, stored_record
 from .memory_tree import Kids, TreeReads, index_kids
 from .memory_vectors import Rows, VectorRows
@@ -71,7 +73,7 @@ def _row_of(r: StoredRecord, ns: str) -> RecordRow:
     return RecordRow(r.warm(ns), r.pos, r.extra)
 
 
-class MemoryBackend(TreeReads, VectorRows):
+class MemoryBackend(TreeReads, VectorRows, MemoryJobs):
     """Keeps everything in process memory; a lock makes it safe across threads.
 
     Writes are planned and checked before they reach a backend, so a write
@@ -90,6 +92,7 @@ class MemoryBackend(TreeReads, VectorRows):
         self._quick = Generation(0, 0)  # quick_generation's last answer
         self._detached: list[list[AuditEntry]] = []  # audit logs of dropped namespaces
         self._query_logs: set[str] = set()
+        self._jobs: dict[tuple[str, str], Job] = {}  # the extraction queue (`memory_jobs`)
 
     def _read(self, ns: str) -> _Space:
         # Reads of an unknown namespace see an empty space and create nothing.
@@ -425,6 +428,7 @@ class MemoryBackend(TreeReads, VectorRows):
     def drop_namespace(self, ns: str) -> None:
         sp = self._spaces.pop(ns, None)
         self._erasures += 1
+        self._drop_jobs(ns)
         # The name goes; the audit lines (ops, times and actors, not their ids) stay, detached.
         if sp is not None and sp.audit:
             self._detached.append([replace(e, ids=()) for e in sp.audit])

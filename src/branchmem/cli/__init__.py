@@ -7,7 +7,7 @@ the parsed args, returning an exit code):
 - `demo`: ``demo``, the edit / regenerate / switch-back story
 - `search`: ``search``, ``prepare``, ``replay``
 - `evaluate`: ``eval recall``
-- `extract`: ``extract``, ``context``
+- `extract`: ``extract``, ``context``, ``worker``
 - `imports`: ``import``
 - `branches`: ``branches``
 - `admin`: ``purge``, ``checkpoint``, ``audit``

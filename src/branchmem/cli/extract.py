@@ -6,10 +6,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from typing import Any
 
 from ..errors import InvalidInput
-from ..extract import Extractor, LLMExtractor, RuleExtractor, extract
+from ..extract import Extractor, LLMExtractor, RuleExtractor, Worker, extract
 from ..store import Store
 
 KEY_ENV = "BRANCHMEM_LLM_API_KEY"
@@ -62,6 +63,30 @@ def register(sub: Any) -> None:
     c.add_argument("--json", action="store_true", help="print the context as JSON")
     c.set_defaults(func=_context)
 
+    w = sub.add_parser(
+        "worker",
+        help="run the extraction queue: extract at every tip queued with extract=True",
+        description=(
+            "Claim each tip queued in the store (add_event(..., extract=True), POST "
+            ".../events?extract=true) and extract there with the rules (or a model, as "
+            "`extract` takes one), until stopped; several workers, in any processes, share "
+            "one queue and extract each tip once."
+        ),
+    )
+    w.add_argument(
+        "--db", required=True, help="SQLite store file or postgresql:// URL (opened, never created)"
+    )
+    w.add_argument("--window", type=int, default=8, help="events to read (default 8)")
+    w.add_argument("--assistant", action="store_true", help="read assistant messages too")
+    w.add_argument("--llm-base-url", help="OpenAI-compatible endpoint, e.g. http://host:8000/v1")
+    w.add_argument("--llm-model", help="model name at that endpoint")
+    w.add_argument("--llm-api-key", help="API key for the endpoint (never stored)")
+    w.add_argument("--llm-timeout", type=float, default=30.0, help="seconds (default 30)")
+    w.add_argument("--lease", type=float, default=300.0, help="seconds a claim holds (300)")
+    w.add_argument("--poll", type=float, default=0.5, help="seconds between looks (0.5)")
+    w.add_argument("--once", action="store_true", help="do the jobs due now, then exit")
+    w.set_defaults(func=_worker)
+
 
 def _extractor(args: argparse.Namespace) -> Extractor:
     roles = ("user", "assistant") if args.assistant else ("user",)
@@ -72,6 +97,27 @@ def _extractor(args: argparse.Namespace) -> Extractor:
     return LLMExtractor(
         args.llm_base_url, args.llm_model, args.llm_api_key, args.llm_timeout, roles=roles
     )
+
+
+def _worker(args: argparse.Namespace) -> int:
+    ex = _extractor(args)
+    with Store(args.db, create=False) as store:
+        worker = Worker(store, ex, window=args.window, lease=args.lease, poll=args.poll)
+        if args.once:
+            n = worker.drain()
+        else:
+            print(f"branchmem: worker {worker.name} extracting (Ctrl-C stops)", file=sys.stderr)
+            worker.start()
+            try:
+                while worker.running():
+                    worker.join(1.0)
+            except KeyboardInterrupt:
+                pass
+            worker.close()
+            n = worker.done
+        failed = [j for j in store.pending() if j.state == "failed"]
+    print(f"{n} done, {len(failed)} failed")
+    return 0
 
 
 def _extract(args: argparse.Namespace) -> int:

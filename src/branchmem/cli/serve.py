@@ -85,6 +85,12 @@ def register(sub: Any) -> None:
         help="store calls run at once (default 8; one namespace gets at most half)",
     )
     serve.add_argument("--no-mcp", action="store_true", help="do not serve MCP at /mcp")
+    serve.add_argument(
+        "--worker",
+        action="store_true",
+        help="run the extraction queue on a thread (POST .../events?extract=true queues; "
+        "the rules extractor; `branchmem worker` runs one apart, with a model)",
+    )
     _redact_option(serve)
     serve.set_defaults(func=cmd_serve)
 
@@ -224,6 +230,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         mcp=not args.no_mcp,
         workers=args.workers,
         connect=(lambda: _open(args, quiet=True)) if file else None,
+        worker=args.worker,
     )
     shown = public_url(args.db)  # a URL's password stays out of the log
     print(f"branchmem: serving {shown} on http://{args.host}:{args.port}", file=sys.stderr)

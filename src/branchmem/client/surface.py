@@ -21,11 +21,12 @@ from ..retrieval.hit import Hit
 from ..retrieval.tokenize import Tokenizer
 from ..searchlog import QueryLog
 from . import admin, branches, graph, records, retrieval, tree
+from .background import BackgroundDoors
 from .doors import door
 from .wire import Plan, Wire
 
 
-class Surface:
+class Surface(BackgroundDoors):
     """The methods `RemoteStore` and `AsyncRemoteStore` share (see `doors`)."""
 
     _c: Wire
@@ -241,6 +242,7 @@ class Surface:
         cutoff: str | None = None,
         filter: Mapping[str, Any] | None = None,
         hops: int = 0,
+        wait: float | None = None,
     ) -> Plan[list[Hit]]:
         """`Store.search`; naming an option that is not served per call (those of
         `branchmem.retrieval.options.SEARCH` with ``served=False``) is refused, an

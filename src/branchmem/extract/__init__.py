@@ -13,6 +13,7 @@ an id derived from the proposal, so running it twice writes once.
 ['用户在腾讯工作', '用户的职业是产品经理']
 """
 
+from ..backends.jobs import Job
 from ..errors import ExtractionError
 from .llm import LLMExtractor
 from .proposal import (
@@ -28,6 +29,7 @@ from .proposal import (
 )
 from .rules import Fact, RuleExtractor
 from .summary import SummaryExtractor
+from .worker import Worker
 from .writer import Extraction, extract
 
 __all__ = [
@@ -41,10 +43,12 @@ __all__ = [
     "ExtractionError",
     "Extractor",
     "Fact",
+    "Job",
     "LLMExtractor",
     "Proposal",
     "RuleExtractor",
     "SummaryExtractor",
+    "Worker",
     "extract",
     "proposal_id",
 ]

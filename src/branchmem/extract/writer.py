@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ExtractionError, InvalidInput, UnknownMemory
-from ..model import KINDS, Memory
+from ..model import KINDS, Event, Memory
 from ..ops.dedup import same_text
 from ..validate import check_id, check_importance, check_int, check_meta, check_namespace
 from .proposal import (
@@ -92,12 +92,9 @@ def extract(
         raise InvalidInput(
             f"extractor must have propose(window, visible), got {type(extractor).__name__}"
         )
-    events = store.path(at, namespace=ns, last=window)  # UnknownAnchor for an unknown anchor
+    events, visible = window_at(store, at, ns, window)
     if not events:
         return Extraction(at, (), (), 0)
-    visible = [
-        m for m in store.memories(at=at, namespace=ns) if m.target is None and m.kind in KINDS
-    ]
     proposals = checked_proposals(extractor.propose(events, visible), extractor)
     proposals += revise_summaries(visible, proposals)
     # On the path: the window, and the sources of what is visible (the gate put them there).
@@ -108,6 +105,18 @@ def extract(
     known = _visible_triples(store, at, ns) if any(p.op == EDGE for p, _ in good) else set()
     written, already = _write(store, ns, good, actor, known)
     return Extraction(at, tuple(written), tuple(dropped), already)
+
+
+def window_at(store: StoreAPI, at: str, ns: str, window: int) -> tuple[list[Event], list[Memory]]:
+    """What an extractor reads at ``at``: the last ``window`` events of the
+    path (`UnknownAnchor` for an unknown anchor) and the memories visible there."""
+    events = store.path(at, namespace=ns, last=window)
+    if not events:
+        return [], []
+    visible = [
+        m for m in store.memories(at=at, namespace=ns) if m.target is None and m.kind in KINDS
+    ]
+    return events, visible
 
 
 def _check(

@@ -12,9 +12,9 @@ store is the engine (tests/core/test_layers.py checks that every door touches
 The modules: `events` and `records` (writes), `reads` (the gate's reads and
 the listings), `tree` (children, versions, diff), `branches` (pointers,
 snapshots, rollback, history), `merge`, `lifecycle` (use, score, archive,
-purge, audit, info), `graph`, `search`. The three doors that hand the whole
-store to a layer built on `StoreAPI` (``extract``, ``context``,
-``import_export``) stay in `branchmem.store`.
+purge, audit, info), `graph`, `search`, `jobs` (the extraction queue). The
+doors that hand the whole store to a layer built on `StoreAPI` (``extract``,
+``context``, ``import_export``, ``start_worker``) stay in `branchmem.store`.
 """
 
 from __future__ import annotations

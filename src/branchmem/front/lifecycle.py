@@ -110,7 +110,8 @@ def purge(
 
     ``events`` are blanked (content and meta) and every record sourced from
     them is deleted; ``memories`` are deleted; records derived from deleted
-    ones (their retractions, conflicts naming them) go too.
+    ones (their retractions, conflicts naming them, consolidations listing
+    them) go too.
     ``whole_namespace=True`` deletes the namespace's events, records,
     branches, snapshots and name (its audit log stays, detached, without
     ids), and purges the namespaces derived from it the same way: exactly

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ..ops import jobs as _jobs
 from ..ops import reads as _reads
 
 if TYPE_CHECKING:
@@ -23,6 +24,7 @@ def memories(
     as_of: float | None = None,
     include_archived: bool = False,
     touch: bool = False,
+    wait: float | None = None,
 ) -> list[Memory]:
     """Every record visible at ``at`` (an event id or branch name), oldest first.
 
@@ -36,10 +38,14 @@ def memories(
     are left out; ``include_archived=True`` keeps archived and expired ones.
     ``as_of=t`` answers as the store would have at time ``t``.
     ``touch=True`` records a use of every record returned.
+    ``wait=s`` first waits up to ``s`` seconds for an extraction queued at
+    the anchor (``add_event(..., extract=True)``); without it the read takes
+    what is there.
 
     >>> Store().memories(at=None)
     []
     """
+    _jobs.wait_at(self._engine, namespace, at, wait)
     return _reads.memories(
         self._engine,
         at=at,

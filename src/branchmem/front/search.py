@@ -6,6 +6,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..ops import jobs as _jobs
 from ..retrieval.search import search as _search
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ def search(
     min_score: float | None = None,
     cutoff: str | None = None,
     filter: Mapping[str, Any] | None = None,
+    wait: float | None = None,
 ) -> list[Hit]:
     """At most ``k`` records visible at ``at`` that best match ``query``, best first
     (gate first, then rank: no search returns a record the gate hides).
@@ -74,7 +76,8 @@ def search(
     ``"off"``) are dropped, so ``k`` is a maximum (docs/retrieval.md).
     ``filter`` takes LangGraph-style conditions, e.g. ``{"meta.topic":
     {"$in": ["food"]}, "created_at": {"$gte": t}}`` (``$eq $ne $gt $gte
-    $lt $lte $in``), applied after the gate.
+    $lt $lte $in``), applied after the gate. ``wait=s`` first waits up to
+    ``s`` seconds for an extraction queued at the anchor (as `memories`).
 
     Bad values raise `InvalidInput`; a keyword this method does not take
     raises ``TypeError``, as any Python call does.
@@ -85,6 +88,7 @@ def search(
     >>> [h.memory.content for h in store.search("花生", at="e1", embedder="hashing")]
     ['用户对花生过敏']
     """
+    _jobs.wait_at(self._engine, namespace, at, wait)
     return _search(
         self._engine,
         query,

@@ -46,6 +46,7 @@ from ..model import Memory
 from ..searchlog import QueryLog
 from ..validate import check_actor, check_ids, check_namespace, show
 from .audit import log
+from .cascade import consolidations_of
 
 
 def purge(
@@ -110,6 +111,7 @@ def purge(
                 for c in conflicts
                 if gone.intersection((c.memory.meta or {}).get("members", ()))
             ]
+            new += consolidations_of(engine, ns, frontier)  # they hold its text
             frontier = [i for i in new if i not in doomed]
             doomed.update(dict.fromkeys(frontier))
         # In write order, so that every backend reports the same list.

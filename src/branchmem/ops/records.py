@@ -34,6 +34,7 @@ from ..validate import (
     show,
 )
 from .audit import log
+from .cascade import cascade
 from .dedup import visible_duplicate
 
 SUPERSEDE_FIELDS = frozenset(
@@ -273,6 +274,9 @@ def write_records(engine: Engine, ns: str, mems: list[Memory]) -> tuple[list[Mem
         b.add_record_waits(ns, waits)
         unknown = tuple(dict.fromkeys(s for s, _ in waits))
         notify(UnknownSources(ns, tuple(hidden), unknown))  # accepted, hidden: say so
+    falls = cascade(engine, ns, fresh)
+    if falls:  # consolidations of what these retract (`ops.cascade`)
+        write_records(engine, ns, falls)
     tell = engine.on_records
     if fresh and tell is not None:
         if isinstance(b, CommitHooks):  # once committed, seen by every connection

@@ -30,6 +30,7 @@ from ..validate import MAX_CONTENT_BYTES, MAX_DEPTH, MAX_INT, MAX_PARENTS, MAX_S
 from . import models as M
 from . import service as svc
 from .auth import KeyStore, key_of
+from .background_routes import MAX_WAIT, add_background_routes
 from .deps import C, NSName, context
 from .errors import UnknownRoute, to_payload
 from .graph_routes import add_graph_routes
@@ -71,14 +72,16 @@ def create_app(
     mcp: bool = True,
     workers: int = WORKERS,
     connect: Callable[[], Store] | None = None,
+    worker: bool = False,
 ) -> FastAPI:
     """The ASGI app serving ``store``. ``keys=None`` serves without authentication
     (every caller is ``anonymous`` with admin on every namespace: loopback only).
     ``workers`` store calls run at once; ``connect`` opens another connection
     to the store for each of them (see `Served`). Records written are embedded
-    in the background; the app's shutdown stops that and the workers."""
+    in the background; ``worker=True`` also runs the extraction queue's jobs
+    on a thread (`branchmem.extract.Worker`). The app's shutdown stops them."""
     lim = limits or Limits()
-    served = Served(store, keys, lim, embedder, workers=workers, connect=connect)
+    served = Served(store, keys, lim, embedder, workers=workers, connect=connect, worker=worker)
     app = FastAPIOffline(  # /docs and /redoc with their scripts served here, not from a CDN
         title="branchmem",
         version=__version__,
@@ -91,6 +94,7 @@ def create_app(
     _error_handlers(app)
     _routes(app, served)
     add_graph_routes(app, NS, served.run, context)
+    add_background_routes(app, NS, served.run, context)
     _inspector(app)
     if mcp:
         from .mcp_tools import mount_mcp
@@ -222,9 +226,14 @@ def _routes(app: FastAPI, served: Served) -> None:
 
     # ------------------------------------------------------------- events
     @app.post(f"{NS}/events", response_model=M.WrittenEventsOut, tags=["events"])
-    async def post_events(namespace: NSName, body: M.EventIn | M.EventsIn, c: C) -> dict[str, Any]:
+    async def post_events(
+        namespace: NSName, body: M.EventIn | M.EventsIn, c: C, extract: bool = False
+    ) -> dict[str, Any]:
+        """Add events; ``extract=true`` also queues an extraction at each new
+        tip, done by the worker (``GET .../jobs`` lists what waits)."""
         items = body.events if isinstance(body, M.EventsIn) else [body]
-        done, said = await write(svc.add_events, c, namespace, [i.model_dump() for i in items])
+        dumped = [i.model_dump() for i in items]
+        done, said = await write(svc.add_events, c, namespace, dumped, extract=extract)
         return {"events": [e.to_dict() for e in done], "next_offset": None, "warnings": said}
 
     @app.get(f"{NS}/events/{{event_id:path}}", response_model=M.EventOut, tags=["events"])
@@ -283,7 +292,10 @@ def _routes(app: FastAPI, served: Served) -> None:
         include_archived: bool = False,
         offset: Offset = 0,
         limit: Limit = None,
+        wait: Annotated[float | None, Query(ge=0, le=MAX_WAIT)] = None,
     ) -> dict[str, Any]:
+        """Records visible at ``at``; ``wait`` (seconds) first waits for an
+        extraction queued there."""
         anchor: str | list[str] | None = at[0] if at and len(at) == 1 else at
         p = await call(
             svc.memories,
@@ -296,6 +308,7 @@ def _routes(app: FastAPI, served: Served) -> None:
             include_archived=include_archived,
             offset=offset,
             limit=limit,
+            wait=wait,
         )
         return _paged(p, "memories")
 

@@ -27,6 +27,7 @@ from starlette.routing import Route
 
 from .. import __version__
 from ..errors import BranchmemError, InvalidInput
+from . import background_routes as background
 from . import mcp_args as A
 from . import service as svc
 from .auth import Principal
@@ -171,6 +172,12 @@ def build_mcp(
     ) -> dict[str, Any]:
         """Fork a new branch at an event or at another branch's head."""
         return (await run(ctx, svc.create_branch, namespace, name, at)).to_dict()
+
+    @tool(server)
+    async def memory_profile(ctx: Context, at: str, namespace: str | None = None) -> dict[str, Any]:
+        """The user's profile visible at ``at``: the current fact of each key,
+        as the latest consolidation on that path wrote it."""
+        return (await run(ctx, background.profile, namespace, at)).to_dict()
 
     add_branch_tools(server, run)
     return server

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
+from ..extract.worker import Worker
 from ..notices import caught_warnings
 from ..retrieval.background import BackgroundEmbedder, keeps_vectors
 from ..retrieval.embed import Embedder
@@ -44,7 +45,8 @@ class Served:
     side by side; without it every worker calls ``store`` (right for the
     in-memory backend, whose lock serializes each call's reads and writes,
     and for PostgreSQL, whose own pool runs them at once). ``background``
-    embeds written records on a thread of its own (`BackgroundEmbedder`).
+    embeds written records on a thread of its own (`BackgroundEmbedder`);
+    ``worker`` runs the extraction queue's jobs on another (`Worker`, the rules).
     """
 
     def __init__(
@@ -57,6 +59,7 @@ class Served:
         workers: int = WORKERS,
         connect: Callable[[], Store] | None = None,
         background: bool = True,
+        worker: bool = False,
     ) -> None:
         self.keys = keys
         self.limits = limits
@@ -64,6 +67,8 @@ class Served:
         self.workers = workers
         self._connect = connect
         self._background = background
+        self._worker = worker
+        self.extraction: Worker | None = None
         self.inflight = InFlight(limits.max_concurrent)
         self.pool = FairPool(workers)
         self.store = store
@@ -85,11 +90,16 @@ class Served:
             for s in own:
                 bg.attach(s)
             self.embedding = bg
+        if self._worker:
+            self.extraction = Worker(store).start()
 
     def close(self) -> None:
         """Stop the workers and the background embedder, close own connections
         (the store itself is the caller's)."""
         self.pool.close()
+        if self.extraction is not None:
+            self.extraction.close()
+            self.extraction = None
         if self.embedding is not None:
             self.embedding.close()
             self.embedding = None

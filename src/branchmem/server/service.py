@@ -58,8 +58,11 @@ def page(items: list[T], offset: int, limit: int) -> Page:
 
 
 # ------------------------------------------------------------------ events
-def add_events(ctx: Ctx, namespace: str, items: Sequence[Mapping[str, Any]]) -> list[Event]:
-    """Add events (one with ``branch`` goes under that branch's head)."""
+def add_events(
+    ctx: Ctx, namespace: str, items: Sequence[Mapping[str, Any]], *, extract: bool = False
+) -> list[Event]:
+    """Add events (one with ``branch`` goes under that branch's head); with
+    ``extract``, queue an extraction at each new tip."""
     ctx.allow(namespace, "read")  # an unknown namespace answers before any other check
     ctx.limits.batch(items, "events")
     ctx.limits.rows(items, "parents", "events")
@@ -68,14 +71,19 @@ def add_events(ctx: Ctx, namespace: str, items: Sequence[Mapping[str, Any]]) -> 
         item = dict(items[0])
         branch = item.pop("branch")
         ns = ctx.allow(namespace, "write", branch)
-        return [ctx.store.add_event(**item, branch=branch, namespace=ns, actor=ctx.who.name)]
+        who = ctx.who.name
+        return [
+            ctx.store.add_event(**item, branch=branch, namespace=ns, actor=who, extract=extract)
+        ]
     if branches != {None}:
         raise InvalidInput("branch= applies to one event at a time; send branch writes singly")
     ns = ctx.allow(namespace, "write")
     if any(i.get("expected_head") is not None for i in items):
         raise InvalidInput("expected_head applies to branch writes; pass branch too")
     clean = [{k: v for k, v in i.items() if k not in ("branch", "expected_head")} for i in items]
-    return ctx.store.add_events([{**i, "namespace": ns} for i in clean], actor=ctx.who.name)
+    return ctx.store.add_events(
+        [{**i, "namespace": ns} for i in clean], actor=ctx.who.name, extract=extract
+    )
 
 
 def get_event(ctx: Ctx, namespace: str, event_id: str) -> Event:
@@ -153,12 +161,15 @@ def memories(
     include_archived: bool = False,
     offset: int = 0,
     limit: int | None = None,
+    wait: float | None = None,
 ) -> Page:
-    """Records visible at ``at`` (no anchor: none)."""
+    """Records visible at ``at`` (no anchor: none), after up to ``wait``
+    seconds for an extraction queued there."""
     ns = ctx.allow(namespace, "read")
     found = ctx.store.memories(
-        at=at, kind=kind, namespace=ns, now=now, as_of=as_of, include_archived=include_archived
-    )
+        at=at, kind=kind, namespace=ns, now=now, as_of=as_of,
+        include_archived=include_archived, wait=wait,
+    )  # fmt: skip
     return page(found, offset, ctx.limits.page(limit))
 
 

@@ -36,6 +36,7 @@ from ..sqlrows import (
     record_values,
 )
 from .conn import READ_WRITES
+from .jobs import PgJobs
 from .meta import HAS_LIFECYCLE
 from .recordlog import PgRecordLog
 from .sql import IDS, columns, each_key, unnest
@@ -66,7 +67,7 @@ class EventStream:
         self._copy.write(map(event_values, rows))
 
 
-class PostgresBackend(PgTree, PgVectors, PgRecordLog):
+class PostgresBackend(PgTree, PgVectors, PgRecordLog, PgJobs):
     """A store in one PostgreSQL database (and schema): `PgConnection`'s pool
     and transactions, the event, segment and record statements here, and the
     rest of the `Backend` interface from `PgMeta`, vectors in pgvector where

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...branch_types import AuditEntry, HeadMove, Snapshot
 from ..base import BranchRow, EventRow, LifeRow, RecordRow
@@ -38,6 +38,10 @@ HAS_LIFECYCLE = (
 
 class PgMeta(PgRows):
     """Statements of the `Backend` interface beyond the event graph and records."""
+
+    if TYPE_CHECKING:
+
+        def _drop_jobs(self, ns: str) -> None: ...  # `postgres.jobs`
 
     def _records(self, where: str, params: dict[str, Any]) -> list[RecordRow]:
         ns = params["ns"]
@@ -205,6 +209,7 @@ class PgMeta(PgRows):
 
     def drop_namespace(self, ns: str) -> None:
         self._dropped(ns)  # (its write counter: `conn.PgConnection._dropped`)
+        self._drop_jobs(ns)  # (under the store-wide key: `postgres.jobs`)
         for table in (
             "events", "waits", "segments", "records", "record_waits", "branches",
             "head_moves", "snapshots", "life", "vectors", "terms",

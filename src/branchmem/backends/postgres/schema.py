@@ -126,6 +126,20 @@ TERMS = [
 ]
 TABLES += ";\n" + ";\n".join(TERMS)
 
+# Version 11 adds the extraction queue (`backends.jobs`): one row per
+# (namespace, tip), all under the store-wide key ``ns = ''`` with the
+# namespace in ``space`` (`postgres.jobs`: a worker's claim spans namespaces).
+JOBS = [
+    """CREATE TABLE IF NOT EXISTS jobs (
+    ns text NOT NULL, space text NOT NULL, tip text NOT NULL, state text NOT NULL,
+    attempts integer NOT NULL, not_before double precision NOT NULL,
+    lease_until double precision, worker text, error text,
+    created_at double precision NOT NULL, PRIMARY KEY (ns, space, tip)
+)""",
+    "CREATE INDEX IF NOT EXISTS jobs_due ON jobs (ns, state, not_before)",
+]
+TABLES += ";\n" + ";\n".join(JOBS)
+
 # Statements that bring a store from the version before to the key's version
 # (version 3 is the first PostgreSQL schema).
 # Version 6 numbers events in arrival order (for children and siblings, in
@@ -137,6 +151,7 @@ STEPS: dict[int, list[str]] = {
     7: VECTOR_TABLES,
     8: NS_COUNTERS,
     9: TERMS,
+    11: JOBS,
     # 10: nothing here (SQLite's large-row tables as rowid tables; a
     # PostgreSQL table keeps its rows in a heap already)
 }
@@ -151,7 +166,7 @@ STEPS: dict[int, list[str]] = {
 # ``ns`` beside ``vectors`` when made (`vector_citus_statement`).
 DISTRIBUTED = (
     "events", "waits", "segments", "records", "record_waits", "branches", "head_moves",
-    "snapshots", "audit", "life", "vectors", "ns_counters", "terms",
+    "snapshots", "audit", "life", "vectors", "ns_counters", "terms", "jobs",
 )  # fmt: skip
 REFERENCE = ("counters", "vector_tables")
 

@@ -28,6 +28,7 @@ from ..base import (
 )
 from ..sqlrows import SEP as SEP  # callers join id lists with it
 from .graph import GraphTables
+from .jobs import SQLiteJobs
 from .meta import MetaTables
 from .schema import SCHEMA, check_readonly, prepare
 from .tree import TreeTables
@@ -82,7 +83,7 @@ connections' reads to let the write-ahead log be truncated."""
 _COUNTERS = "SELECT key, value FROM store_info WHERE key IN ('erasures', 'log_clean')"
 
 
-class SQLiteBackend(TreeTables, GraphTables, MetaTables):
+class SQLiteBackend(TreeTables, GraphTables, MetaTables, SQLiteJobs):
     """One SQLite file (created if missing). Thread-safe through one lock.
 
     Several processes may open the same file: writes take SQLite's write lock

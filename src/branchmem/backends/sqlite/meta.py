@@ -221,7 +221,7 @@ class MetaTables(SQLiteParts):
         self._mark_erasure()
         for table in (
             "events", "waits", "segments", "records", "record_waits", "branches",
-            "head_moves", "snapshots", "life", "vectors", "terms",
+            "head_moves", "snapshots", "life", "vectors", "terms", "jobs",
         ):  # fmt: skip
             self._db.execute(f"DELETE FROM {table} WHERE ns=?", (nid,))
         # The name (often a user id or an email) goes; the number stays, never

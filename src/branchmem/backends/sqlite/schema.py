@@ -7,7 +7,8 @@ records in their ``(ns, seq)`` key (one b-tree fewer per record written);
 version 6 indexes events by their parents (children and siblings); version 9
 adds the ``terms`` table (each record's stored keyword tokens); version 10
 makes the tables whose rows can be large (records, audit lines, vectors,
-tokens) rowid tables again (see `ROWID_TABLES`). ``store_info``
+tokens) rowid tables again (see `ROWID_TABLES`); version 11 adds the
+``jobs`` table (the extraction queue, `backends.jobs`). ``store_info``
 keeps the current version too, so that a release that knows only ``store_info``
 refuses a newer file instead of misreading it.
 """
@@ -135,6 +136,13 @@ CREATE TABLE IF NOT EXISTS snapshots (
 -- (`retrieval.terms`), deleted with their record.
 {terms}-- Query logs that searches of this store wrote to (absolute paths): purge reaches them.
 CREATE TABLE IF NOT EXISTS query_logs (path TEXT PRIMARY KEY) WITHOUT ROWID;
+-- Version 11: the extraction queue (`backends.jobs`), one row per (ns, tip).
+CREATE TABLE IF NOT EXISTS jobs (
+    ns INTEGER NOT NULL, tip TEXT NOT NULL, state TEXT NOT NULL, attempts INTEGER NOT NULL,
+    not_before REAL NOT NULL, lease_until REAL, worker TEXT, error TEXT,
+    created_at REAL NOT NULL, UNIQUE (ns, tip)
+);
+CREATE INDEX IF NOT EXISTS jobs_due ON jobs (state, not_before);
 """.format(**{name: ddl.format(name=name) for name, (ddl, _) in ROWID_TABLES.items()})
 
 # Statements that bring a store from the version before to the key's version.
@@ -185,6 +193,7 @@ STEPS: dict[int, list[str]] = {
         ],
         "PRAGMA secure_delete=OFF",
     ],
+    # 11: nothing here: the ``jobs`` table is new, made by SCHEMA
 }
 
 
