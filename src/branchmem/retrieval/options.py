@@ -25,7 +25,6 @@ from typing import Any
 
 from ..errors import InvalidInput
 from ..model import KINDS
-from ..ops.jobs import check_wait
 from ..validate import check_anchors, check_int, check_namespace, check_query, check_time, show
 from . import filters
 from .cutoff import check_min_score, check_rule
@@ -124,10 +123,6 @@ def _as_of(v: Any) -> float | None:
     return check_time(v, "as_of")
 
 
-def _wait(v: Any) -> float | None:
-    return None if v is None else check_wait(v)
-
-
 _o = Option
 SEARCH: tuple[Option, ...] = (
     _o("query", "str", None, check_query, "what to look for", mcp=True, cli="query"),
@@ -152,8 +147,8 @@ SEARCH: tuple[Option, ...] = (
     _o("min_score", "float | None", None, check_min_score, "lowest confidence", context=False),
     _o("cutoff", "str | None", None, _optional(check_rule), "ratio, knee, off", context=False),
     _o("filter", _MAP, None, filters.check, "LangGraph-style conditions", context=False),
-    _o("wait", "float | None", None, _wait, "seconds to wait for the tip's extraction",
-      served=False, context=False),
+    _o("wait", "float | None", None, None, "seconds to wait for the tip's extraction",
+      served=False, context=False),  # checked by `ops.jobs.wait_at`
 )  # fmt: skip
 """`search`'s parameters, ``query`` (positional) first."""
 
