@@ -164,3 +164,8 @@ class AsyncStore:
     extract = _awaitable(Store.extract)
     context = _awaitable(Store.context)
     import_export = _awaitable(Store.import_export)
+    # background work: the extraction queue, consolidation and the profile
+    pending = _awaitable(Store.pending)
+    start_worker = _awaitable(Store.start_worker)
+    consolidate = _awaitable(Store.consolidate)
+    profile = _awaitable(Store.profile)

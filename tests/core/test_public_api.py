@@ -45,6 +45,7 @@ NEEDS_AN_EXTRA = {
     "branchmem.server.mcp_branch_tools",  # server: mcp
     "branchmem.server.graph_routes",  # server: fastapi, pydantic
     "branchmem.server.background_routes",  # server: fastapi, pydantic
+    "branchmem.server.mcp_args",  # server: pydantic
 }
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from branchmem import InvalidInput, StorageError, UnknownBranch
 from branchmem.client import AsyncRemoteStore, RemoteStore
+from branchmem.client.background import BackgroundDoors
 from branchmem.client.connection import Connection
 from branchmem.client.surface import Surface
 from helpers.server_fixtures import Served, make_served, seed
@@ -93,7 +94,8 @@ def test_remote_store_holds_a_connection_and_shares_only_its_surface() -> None:
     # awaitable store differ only in their connection.
     remote = RemoteStore("http://memory.example", namespace="alice")
     assert RemoteStore.__bases__ == AsyncRemoteStore.__bases__ == (Surface,)
-    assert Surface.__bases__ == (object,)
+    assert Surface.__bases__ == (BackgroundDoors,)  # its plans too, written once
+    assert BackgroundDoors.__bases__ == (object,)
     assert isinstance(vars(remote)["_c"], Connection)
     assert remote.namespace == "alice"
     remote.namespace = "bob"

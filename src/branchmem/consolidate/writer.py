@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidInput
 from ..model import KINDS, Memory
 from ..ops.cascade import CONSOLIDATED_FROM, derived_id, own_retraction_id
-from ..validate import MAX_SOURCES, check_namespace
+from ..validate import MAX_SOURCES, check_namespace, show
 from .plan import (
     Similar,
     contradictions,
@@ -126,10 +126,10 @@ def consolidate(
     ns = check_namespace(namespace)
     if contradictions_by not in MODES:
         raise InvalidInput(
-            f"contradictions must be one of {', '.join(MODES)}, got {contradictions_by!r}"
+            f"contradictions must be one of {', '.join(MODES)}, got {show(contradictions_by)}"
         )
     if isinstance(near, bool) or not isinstance(near, (int, float)) or not 0 < near <= 1:
-        raise InvalidInput(f"near must be a number in (0, 1], got {near!r}")
+        raise InvalidInput(f"near must be a number in (0, 1], got {show(near)}")
     order = {e.id: i for i, e in enumerate(store.path(at, namespace=ns))}
     newest = recency(order)
     visible = [

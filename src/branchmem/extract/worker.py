@@ -30,6 +30,7 @@ from ..engine import Engine, engine_of
 from ..errors import InvalidInput
 from ..model import Event, Memory
 from ..ops import jobs as _jobs
+from ..validate import show
 from .proposal import Extractor, Proposal, checked_proposals
 from .writer import extract, window_at
 
@@ -104,9 +105,9 @@ class Worker:
             )
         for what, v in (("lease", lease), ("poll", poll), ("backoff", backoff)):
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
-                raise InvalidInput(f"{what} must be a number of seconds > 0, got {v!r}")
+                raise InvalidInput(f"{what} must be a number of seconds > 0, got {show(v)}")
         if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
-            raise InvalidInput(f"max_attempts must be an integer >= 1, got {max_attempts!r}")
+            raise InvalidInput(f"max_attempts must be an integer >= 1, got {show(max_attempts)}")
         self.store = store
         self.extractor = extractor
         self.window = window
@@ -118,7 +119,7 @@ class Worker:
             or consolidate_every < 1
         ):
             raise InvalidInput(
-                f"consolidate_every must be an integer >= 1, got {consolidate_every!r}"
+                f"consolidate_every must be an integer >= 1, got {show(consolidate_every)}"
             )
         self.consolidate_every = consolidate_every
         self.consolidations = 0  # consolidations this worker ran

@@ -19,7 +19,7 @@ from ..engine import Engine
 from ..errors import InvalidInput
 from ..gate import resolve_event
 from ..model import Event
-from ..validate import check_namespace
+from ..validate import check_namespace, show
 
 LEASE = 300.0
 """Seconds a claim holds a job: a worker that died releases it after this."""
@@ -125,7 +125,7 @@ def tips_of(events: Iterable[Event]) -> dict[str, list[str]]:
 
 def check_extract(extract: object) -> bool:
     if not isinstance(extract, bool):
-        raise InvalidInput(f"extract must be True or False, got {extract!r}")
+        raise InvalidInput(f"extract must be True or False, got {show(extract)}")
     return extract
 
 
@@ -145,5 +145,5 @@ def wait_at(engine: Engine, namespace: str, at: object, wait: float | None) -> N
 
 def check_wait(wait: object) -> float:
     if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not 0 <= wait <= 3600:
-        raise InvalidInput(f"wait must be a number of seconds from 0 to 3600, got {wait!r}")
+        raise InvalidInput(f"wait must be a number of seconds from 0 to 3600, got {show(wait)}")
     return float(wait)

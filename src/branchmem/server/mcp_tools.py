@@ -174,7 +174,9 @@ def build_mcp(
         return (await run(ctx, svc.create_branch, namespace, name, at)).to_dict()
 
     @tool(server)
-    async def memory_profile(ctx: Context, at: str, namespace: str | None = None) -> dict[str, Any]:
+    async def memory_profile(
+        ctx: Context, at: A.At, namespace: A.Namespace = None
+    ) -> dict[str, Any]:
         """The user's profile visible at ``at``: the current fact of each key,
         as the latest consolidation on that path wrote it."""
         return (await run(ctx, background.profile, namespace, at)).to_dict()
