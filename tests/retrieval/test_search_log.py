@@ -34,7 +34,7 @@ def test_log_records_what_is_needed_to_replay(
     hits = store.search("搬去杭州", at=["e2b", "e2"], k=3, embedder="hashing", log=log)
     [entry] = list(QueryLog(log).entries())
     assert entry["anchors"] == ["e2b", "e2"]
-    assert entry["embedder"] == "hashing-256" and entry["tokenizer"] == "bigram"
+    assert entry["embedder"] == "hashing-256" and entry["tokenizer"] == "stem"
     assert entry["now"] > 0 and entry["k"] == 3 and entry["mode"] == "hybrid"
     assert [h["id"] for h in entry["hits"]] == [h.memory.id for h in hits]
     assert [h["via"] for h in entry["hits"]] == [h.via for h in hits]

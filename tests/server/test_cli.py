@@ -90,13 +90,13 @@ def test_search_takes_hops_and_the_stem_tokenizer(
                 ("Alice 负责的东西", 2, None),
                 ("Alice 负责的东西", 0, None),
                 ("where do I live", 0, "stem"),
-                ("where do I live", 0, None),
+                ("where do I live", 0, "bigram"),
             )
         }
     assert (
         expected[(2, None)] != expected[(0, None)]
     )  # the walk reaches what the query does not name
-    assert expected[(0, "stem")] != expected[(0, None)]  # "live" meets "lives" only stemmed
+    assert expected[(0, "stem")] != expected[(0, "bigram")]  # "live" meets "lives" only stemmed
 
     def cli(query: str, *extra: str) -> list[str]:
         argv = ["search", query, "--db", str(db), "--at", "e1", "--mode", "keyword", "--json"]
@@ -106,5 +106,7 @@ def test_search_takes_hops_and_the_stem_tokenizer(
     assert cli("Alice 负责的东西", "--hops", "2") == expected[(2, None)]
     assert cli("Alice 负责的东西") == expected[(0, None)]
     assert cli("where do I live", "--tokenizer", "stem") == expected[(0, "stem")]
+    assert cli("where do I live") == expected[(0, "stem")]  # the default
+    assert cli("where do I live", "--tokenizer", "bigram") == expected[(0, "bigram")]
     assert main(["search", "x", "--db", str(db), "--at", "e1", "--hops", "99"]) == 1
     assert "hops must be an integer in 0..8" in capsys.readouterr().err

@@ -160,6 +160,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/namespaces/{namespace}/consolidate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Post Consolidate
+         * @description Merge duplicates, resolve contradictions and write the profile at
+         *     ``at``, each output sourced from all of its inputs; again writes nothing.
+         */
+        post: operations["post_consolidate_v1_namespaces__namespace__consolidate_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/namespaces/{namespace}/context": {
         parameters: {
             query?: never;
@@ -230,7 +251,11 @@ export interface paths {
          */
         get: operations["list_events_v1_namespaces__namespace__events_get"];
         put?: never;
-        /** Post Events */
+        /**
+         * Post Events
+         * @description Add events; ``extract=true`` also queues an extraction at each new
+         *     tip, done by the worker (``GET .../jobs`` lists what waits).
+         */
         post: operations["post_events_v1_namespaces__namespace__events_post"];
         delete?: never;
         options?: never;
@@ -391,6 +416,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/namespaces/{namespace}/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Jobs
+         * @description Extractions still to do or that failed, oldest first (each with its
+         *     state, attempts and last error).
+         */
+        get: operations["get_jobs_v1_namespaces__namespace__jobs_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/namespaces/{namespace}/memories": {
         parameters: {
             query?: never;
@@ -398,7 +444,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get Memories */
+        /**
+         * Get Memories
+         * @description Records visible at ``at``; ``wait`` (seconds) first waits for an
+         *     extraction queued there.
+         */
         get: operations["get_memories_v1_namespaces__namespace__memories_get"];
         put?: never;
         /** Post Memories */
@@ -554,6 +604,26 @@ export interface paths {
         };
         /** Get Path */
         get: operations["get_path_v1_namespaces__namespace__path_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/namespaces/{namespace}/profile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Profile
+         * @description The profile visible at ``at``: the current fact of each key.
+         */
+        get: operations["get_profile_v1_namespaces__namespace__profile_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -785,6 +855,40 @@ export interface components {
              * @description pass as offset= for the next page
              */
             next_offset?: number | null;
+        };
+        /** ConsolidateIn */
+        ConsolidateIn: {
+            /** At */
+            at: components["schemas"]["Anchor"];
+            /**
+             * Contradictions
+             * @description recency (later wins) or flag
+             * @default recency
+             */
+            contradictions: string;
+            /**
+             * Near
+             * @description bigram overlap that makes duplicates
+             * @default 0.8
+             */
+            near: number;
+            /**
+             * Profile
+             * @default true
+             */
+            profile: boolean;
+        };
+        /** ConsolidationOut */
+        ConsolidationOut: {
+            /** At */
+            at: string;
+            /** Conflicts */
+            conflicts: components["schemas"]["MemoryOut"][];
+            /** Merged */
+            merged: components["schemas"]["MemoryOut"][];
+            profile: components["schemas"]["MemoryOut"] | null;
+            /** Retractions */
+            retractions: components["schemas"]["MemoryOut"][];
         };
         /** ContextOut */
         ContextOut: {
@@ -1152,6 +1256,32 @@ export interface components {
              */
             next_offset?: number | null;
         };
+        /** JobOut */
+        JobOut: {
+            /** Attempts */
+            attempts: number;
+            /** Created At */
+            created_at: number;
+            /** Error */
+            error: string | null;
+            /** Lease Until */
+            lease_until: number | null;
+            /** Namespace */
+            namespace: string;
+            /** Not Before */
+            not_before: number;
+            /** State */
+            state: string;
+            /** Tip */
+            tip: string;
+            /** Worker */
+            worker: string | null;
+        };
+        /** JobsOut */
+        JobsOut: {
+            /** Jobs */
+            jobs: components["schemas"]["JobOut"][];
+        };
         /** MemoriesIn */
         MemoriesIn: {
             /** Memories */
@@ -1325,6 +1455,16 @@ export interface components {
             nodes: string[];
             /** Text */
             text: string;
+        };
+        /** ProfileOut */
+        ProfileOut: {
+            /** At */
+            at: string;
+            /** Facts */
+            facts: {
+                [key: string]: string;
+            };
+            record: components["schemas"]["MemoryOut"] | null;
         };
         /** PruneIn */
         PruneIn: {
@@ -1549,6 +1689,101 @@ export interface components {
         VisibleOut: {
             /** Visible */
             visible: boolean;
+        };
+        /**
+         * WarningOut
+         * @description A write accepted but probably not meant: what stays hidden, and why.
+         */
+        WarningOut: {
+            /**
+             * Ids
+             * @description the items written that stay hidden
+             */
+            ids: string[];
+            /** Message */
+            message: string;
+            /** Namespace */
+            namespace: string;
+            /**
+             * Unknown
+             * @description the parents or sources not in the tree
+             */
+            unknown: string[];
+            /**
+             * Warning
+             * @description UnknownParents or UnknownSources
+             */
+            warning: string;
+        };
+        /** WrittenEventsOut */
+        WrittenEventsOut: {
+            /** Events */
+            events: components["schemas"]["EventOut"][];
+            /**
+             * Next Offset
+             * @description pass as offset= for the next page
+             */
+            next_offset?: number | null;
+            /**
+             * Warnings
+             * @description parents or sources named that are not in the tree: the write is stored, and what waits for them stays hidden until they arrive
+             */
+            warnings?: components["schemas"]["WarningOut"][];
+        };
+        /** WrittenMemoriesOut */
+        WrittenMemoriesOut: {
+            /** Memories */
+            memories: components["schemas"]["MemoryOut"][];
+            /**
+             * Next Offset
+             * @description pass as offset= for the next page
+             */
+            next_offset?: number | null;
+            /**
+             * Warnings
+             * @description parents or sources named that are not in the tree: the write is stored, and what waits for them stays hidden until they arrive
+             */
+            warnings?: components["schemas"]["WarningOut"][];
+        };
+        /** WrittenMemoryOut */
+        WrittenMemoryOut: {
+            /** Content */
+            content: string;
+            /** Created At */
+            created_at: number;
+            /** Expires At */
+            expires_at: number | null;
+            /** Id */
+            id: string;
+            /** Importance */
+            importance: number;
+            /** Key */
+            key: string | null;
+            /** Kind */
+            kind: string;
+            /** Meta */
+            meta: {
+                [key: string]: unknown;
+            } | null;
+            /** Namespace */
+            namespace: string;
+            /** Seq */
+            seq: number;
+            /** Sources */
+            sources: string[];
+            /** Target */
+            target: string | null;
+            /** Valid From */
+            valid_from: number | null;
+            /** Valid To */
+            valid_to: number | null;
+            /** Via */
+            via: string | null;
+            /**
+             * Warnings
+             * @description parents or sources named that are not in the tree: the write is stored, and what waits for them stays hidden until they arrive
+             */
+            warnings?: components["schemas"]["WarningOut"][];
         };
     };
     responses: never;
@@ -2871,6 +3106,127 @@ export interface operations {
             };
         };
     };
+    post_consolidate_v1_namespaces__namespace__consolidate_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the namespace */
+                namespace: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConsolidateIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsolidationOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description TooManyRequests: the key has as many requests in flight as the server takes at once (`branchmem serve --max-concurrent`) */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            503: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     get_context_v1_namespaces__namespace__context_get: {
         parameters: {
             query?: {
@@ -3360,7 +3716,9 @@ export interface operations {
     };
     post_events_v1_namespaces__namespace__events_post: {
         parameters: {
-            query?: never;
+            query?: {
+                extract?: boolean;
+            };
             header?: never;
             path: {
                 /** @description the namespace */
@@ -3380,7 +3738,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["EventsOut"];
+                    "application/json": components["schemas"]["WrittenEventsOut"];
                 };
             };
             /** @description Bad Request */
@@ -4448,6 +4806,123 @@ export interface operations {
             };
         };
     };
+    get_jobs_v1_namespaces__namespace__jobs_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the namespace */
+                namespace: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobsOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description TooManyRequests: the key has as many requests in flight as the server takes at once (`branchmem serve --max-concurrent`) */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            503: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     get_memories_v1_namespaces__namespace__memories_get: {
         parameters: {
             query?: {
@@ -4459,6 +4934,7 @@ export interface operations {
                 limit?: number | null;
                 now?: number | null;
                 offset?: number;
+                wait?: number | null;
             };
             header?: never;
             path: {
@@ -4596,7 +5072,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["MemoriesOut"];
+                    "application/json": components["schemas"]["WrittenMemoriesOut"];
                 };
             };
             /** @description Bad Request */
@@ -5075,7 +5551,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["MemoryOut"];
+                    "application/json": components["schemas"]["WrittenMemoryOut"];
                 };
             };
             /** @description Bad Request */
@@ -5317,7 +5793,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["MemoryOut"];
+                    "application/json": components["schemas"]["WrittenMemoryOut"];
                 };
             };
             /** @description Bad Request */
@@ -5680,6 +6156,125 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EventsOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description TooManyRequests: the key has as many requests in flight as the server takes at once (`branchmem serve --max-concurrent`) */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            503: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    get_profile_v1_namespaces__namespace__profile_get: {
+        parameters: {
+            query: {
+                at: components["schemas"]["Anchor"];
+            };
+            header?: never;
+            path: {
+                /** @description the namespace */
+                namespace: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileOut"];
                 };
             };
             /** @description Bad Request */

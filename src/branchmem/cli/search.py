@@ -53,8 +53,8 @@ def register(sub: Any) -> None:
         "--tokenizer",
         choices=TOKENIZERS,
         default=None,
-        help="keyword tokens: CJK character bigrams (default), the same with English "
-        "words stemmed, or jieba words",
+        help="keyword tokens: CJK character bigrams with English words stemmed "
+        "(stem, the default), without stemming (bigram), or jieba words",
     )
     p.add_argument(
         "--hops",

@@ -58,7 +58,7 @@ def search(
     ``mode`` is ``"hybrid"`` (keyword and vector ranks fused), ``"keyword"``
     or ``"vector"``. ``embedder`` (an `Embedder` or its name) defaults to
     ``branchmem.retrieval.default_embedder()``; ``tokenizer`` to
-    ``"bigram"``; ``weights`` (a `Weights`) sets how the signals mix.
+    ``"stem"``; ``weights`` (a `Weights`) sets how the signals mix.
     Filters apply after the gate: ``kind`` (one or a list), ``key_prefix``,
     ``meta`` (fields the record's ``meta`` must equal), ``as_of`` (created
     at or before; anchors as they were then). ``now`` (default: the clock)

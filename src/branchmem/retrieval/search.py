@@ -90,7 +90,7 @@ def search(
 
     ``mode`` is ``"hybrid"`` (keyword and vector ranks fused), ``"keyword"``
     or ``"vector"``. ``embedder`` defaults to `default_embedder()`;
-    ``tokenizer`` to ``"bigram"``. Filters (``kind``, ``key_prefix``,
+    ``tokenizer`` to ``"stem"``. Filters (``kind``, ``key_prefix``,
     ``meta`` equality, ``as_of``: created at or before) apply after the gate.
     ``filter`` holds conditions on record fields as LangGraph's store writes
     them (``{"meta.topic": {"$in": [...]}, "created_at": {"$gte": t}}``,
