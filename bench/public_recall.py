@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from branchmem import Store
 from branchmem.retrieval import cutoff
 from branchmem.retrieval.embed import Embedder, Vector, get_embedder
+from branchmem.retrieval.fusion import Weights
 from branchmem_eval.prefeval import read_prefeval, write_prefeval_synthetic
 from branchmem_eval.public import (
     Character,
@@ -83,10 +84,41 @@ class Memo:
         return self._get(texts, False)
 
 
+FUSION = {
+    "rrf-v0.5": Weights(vector=0.5),
+    "rrf-k0.5": Weights(keyword=0.5),
+    "rrf-k10": Weights(rrf_k=10),
+}
+"""``--fusion``: other weights of the library's reciprocal-rank fusion (cut-off off)."""
+
+
+def score_fusion(store: Store, q: str, at: str, ns: str, emb: Memo, tok: str | None) -> list[str]:
+    """The library's BM25 and cosines of every candidate, each scaled to [0, 1]
+    (min-max) and added: score fusion, against the library's rank fusion."""
+    parts: list[dict[str, float]] = []
+    for mode in ("keyword", "vector"):
+        hits = store.search(
+            q, at=at, k=10_000, namespace=ns, embedder=emb, mode=mode, cutoff="off",
+            tokenizer=tok, explain=True,
+        )  # fmt: skip
+        raw = {h.memory.id: h.parts.get(mode, 0.0) for h in hits}
+        lo, hi = min(raw.values(), default=0.0), max(raw.values(), default=0.0)
+        parts.append({i: (v - lo) / (hi - lo) if hi > lo else 0.0 for i, v in raw.items()})
+    ids = sorted(
+        set(parts[0]) | set(parts[1]), key=lambda i: -(parts[0].get(i, 0) + parts[1].get(i, 0))
+    )
+    return [i.removeprefix(f"{ns}/") for i in ids[:K]]
+
+
 def run(
-    chars: list[Character], emb: Memo, per_char: int | None, tokenizer: str | None = None
+    chars: list[Character],
+    emb: Memo,
+    per_char: int | None,
+    tokenizer: str | None = None,
+    fusion: bool = False,
 ) -> dict[str, Ranks]:
-    ranks = {s: Ranks() for s in SYSTEMS}
+    names = [*SYSTEMS, *([*FUSION, "scores"] if fusion else [])]
+    ranks = {s: Ranks() for s in names}
     store = Store(clock=lambda: 0.0)
     with store:
         for c, ch in enumerate(chars):
@@ -126,6 +158,19 @@ def run(
                     )
                     got = [h.memory.id.removeprefix(f"{ns}/") for h in hits]
                     ranks[name].add(q.type, got, q.gold)
+                if not fusion:
+                    continue
+                for name, w in FUSION.items():
+                    hits = store.search(
+                        q.text, at=tip, k=K, namespace=ns, embedder=emb, cutoff="off",
+                        tokenizer=tokenizer, weights=w,
+                    )  # fmt: skip
+                    ranks[name].add(
+                        q.type, [h.memory.id.removeprefix(f"{ns}/") for h in hits], q.gold
+                    )
+                ranks["scores"].add(
+                    q.type, score_fusion(store, q.text, tip, ns, emb, tokenizer), q.gold
+                )
     return ranks
 
 
@@ -133,8 +178,7 @@ def report(ranks: dict[str, Ranks], embedder: str) -> None:
     kinds = [None, *dict.fromkeys(k for k, _ in ranks["bm25"].firsts)]
     print(f"{'type':<20} {'n':>5}  {'system':<11} {'R@5':>6} {'R@10':>6} {'MRR':>6}  ({embedder})")
     for kind in kinds:
-        for s in SYSTEMS:
-            r = ranks[s]
+        for s, r in ranks.items():
             print(
                 f"{kind or 'all':<20} {r.count(kind):>5}  {s:<11} "
                 f"{r.recall(5, kind):>6.3f} {r.recall(10, kind):>6.3f} {r.mrr(kind):>6.3f}"
@@ -153,6 +197,9 @@ def main() -> None:
         "--ratio", type=float, help=f"the cut-off's ratio for search (default {cutoff.RATIO})"
     )
     ap.add_argument("--tokenizer", help="search's tokenizer (default: the library's)")
+    ap.add_argument(
+        "--fusion", action="store_true", help="also other fusion weights and score fusion"
+    )
     args = ap.parse_args()
     if args.ratio is not None:
         cutoff.RATIO = args.ratio  # what the default rule reads, for this run
@@ -166,7 +213,7 @@ def main() -> None:
     else:
         chars = read(args.path, limit=args.limit)
     emb = Memo(get_embedder("hashing" if args.smoke else args.embedder))
-    ranks = run(chars, emb, args.questions, args.tokenizer)
+    ranks = run(chars, emb, args.questions, args.tokenizer, args.fusion)
     n = sum(len(c.passages) for c in chars)
     print(f"{len(chars)} characters, {n} memories, {ranks['bm25'].count()} questions")
     report(ranks, emb.name)
