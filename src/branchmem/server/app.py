@@ -346,6 +346,8 @@ def _routes(app: FastAPI, served: Served) -> None:
         """Gated search. Records without a vector yet (past the search's embedding
         budget) are ranked by keyword and marked `explanation.vector_pending`."""
         options = body.model_dump(exclude={"query", "at", "k"})
+        if body.mode == "vector":  # its EmbeddingPending comes before it queues
+            svc.vector_backlog(c, namespace, served.embedding)
         hits = await call(svc.search, c, namespace, body.query, body.at, body.k, **options)
         return {"hits": [h.to_dict() for h in hits]}
 
