@@ -57,7 +57,9 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     503: {
         "model": M.ErrorOut,
         "description": "EmbeddingPending: a vector-only search needs more vectors than it "
-        "may embed itself (`--max-embed`); or the store is unavailable or shutting down",
+        "may embed itself (`--max-embed`), answered before it queues while more of the "
+        "namespace's records wait for the background embedder; or the store is "
+        "unavailable or shutting down",
         "headers": _RETRY,
     },
 }
