@@ -319,12 +319,14 @@ class EmbeddingPending(BranchmemError):
 
     http_status = 503
 
-    def __init__(self, namespace: str, pending: int, retry_after: float) -> None:
+    def __init__(
+        self, namespace: str, pending: int, retry_after: float, where: str = "visible here"
+    ) -> None:
         self.namespace = namespace
         self.pending = pending
         self.retry_after = retry_after
         super().__init__(
-            f"{pending} records visible here in namespace {namespace!r} have no vector yet, "
+            f"{pending} records {where} in namespace {namespace!r} have no vector yet, "
             f"more than this search may embed itself; retry in about {retry_after:g} s, "
             'or search with mode="hybrid" (they are ranked by keyword until embedded)'
         )

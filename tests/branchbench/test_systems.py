@@ -266,3 +266,29 @@ def test_slot_changes_need_words_of_change() -> None:
         "用户说：还是改成二十五桌吧",
     }
     assert "用户说：我们先按十八桌算" in [m.content for m in store.memories(at="e3")]
+
+
+def test_memory_only_drops_an_old_value_the_assistant_restated_in_digits(
+    to_scenario: ToScenario,
+) -> None:
+    # The 4-message summary is written before the change; the assistant said
+    # the old value in digits, so only the change's `previous` names that form.
+    said = [
+        "我每天吃两千大卡。",
+        "好的，每天2000大卡。",
+        "我住在成都。",
+        "好的。",
+        "还是改成一千八百大卡吧。",
+    ]
+    events = [
+        {"id": f"e{n}", "parent": f"e{n - 1}" if n > 1 else None,
+         "role": "assistant" if n % 2 == 0 else "user", "content": text}
+        for n, text in enumerate(said, 1)
+    ]  # fmt: skip
+    question = {"id": "q1", "type": "retain", "question": "我每天吃多少大卡？",
+                "answer_any": ["一千八百大卡"],
+                "superseded_any": ["两千大卡", "2000大卡"]}  # fmt: skip
+    sc = to_scenario({"id": "t", "fork_type": "in_branch_change", "title": "",
+                      "events": events, "anchor": "e5", "questions": [question]})  # fmt: skip
+    ctx = contexts(sc, "branchmem_memory_only", window=4)["q1"]
+    assert not score(ctx, sc.questions[0]).stale, ctx

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from branchmem import Store
-from branchmem.extract import ChainExtractor, RuleExtractor, SummaryExtractor
+from branchmem.extract import ChainExtractor, Proposal, RuleExtractor, SummaryExtractor
+from branchmem.extract.proposal import ADD, UPDATE
 from branchmem.extract.summary import is_summary, without
+from branchmem.model import Event, Memory
 
 
 def summaries(store: Store, at: str) -> list[str]:
@@ -148,3 +150,42 @@ def test_an_old_value_the_assistant_repeated_is_dropped_too(store: Store) -> Non
     # off the change's path the assistant's line stands
     store.extract(at="e2", extractor=SummaryExtractor(every=2))
     assert any("Oslo" in s for s in summaries(store, "e2"))
+
+
+class _Calories:
+    """A fact at e1; at e4 its change, naming as replaced the assistant's
+    restatement of the old value in digits (as `meta["previous"]` allows)."""
+
+    def propose(self, window: list[Event], visible: list[Memory]) -> list[Proposal]:
+        tip = window[-1].id
+        if tip == "e1":
+            return [Proposal(ADD, "用户每天吃两千大卡", ("e1",), key="diet.kcal",
+                             meta={"value": "两千大卡"})]  # fmt: skip
+        if tip != "e4":
+            return []
+        (fact,) = [m for m in visible if m.key == "diet.kcal"]
+        meta = {"value": "一千八百大卡", "previous": ["2000大卡"]}
+        return [Proposal(UPDATE, "用户每天吃一千八百大卡", ("e4",), target=fact.id, meta=meta)]
+
+
+def test_a_summary_written_before_the_change_loses_every_value_the_change_replaces(
+    store: Store,
+) -> None:
+    # The assistant restated the old value in other words; the user changed it
+    # after that summary was written: its rewrite leaves out both forms.
+    said = [
+        "我每天吃两千大卡。",
+        "好的，每天2000大卡，我按这个排食谱。",
+        "我住在成都。",
+        "还是改成一千八百大卡吧。",
+    ]
+    roles = ["user", "assistant", "user", "user"]
+    chat(store, [(f"e{n}", f"e{n - 1}" if n > 1 else None, r, c)
+                 for n, (r, c) in enumerate(zip(roles, said, strict=True), 1)])  # fmt: skip
+    ex = ChainExtractor(_Calories(), SummaryExtractor(every=2))
+    for at in ("e1", "e2", "e3", "e4"):
+        store.extract(at=at, extractor=ex)
+    texts = summaries(store, "e4")
+    assert texts and not any("两千" in s or "2000" in s for s in texts), texts
+    assert any("我按这个排食谱" in s for s in texts)  # the rest of the line stays
+    assert any("2000大卡" in s for s in summaries(store, "e3"))  # before the change

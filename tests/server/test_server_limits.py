@@ -157,7 +157,10 @@ def test_a_vector_search_past_the_embedding_budget_is_503(make_app: Callable[...
     r = a.post("bob", "search", json={"query": "城市", "at": "e1", "mode": "vector"})
     err = assert_error(r, 503, "EmbeddingPending")
     # More lack a vector than a search may embed: it embeds none (the worker will).
-    assert err["detail"]["pending"] == 8 and int(r.headers["Retry-After"]) >= 1
+    # Answered before it queues, it counts all the namespace's backlog: the 8 and
+    # the two seeded records (one not visible at e1, one expired).
+    assert err["detail"]["pending"] == 10 and int(r.headers["Retry-After"]) >= 1
+    assert "queued for embedding" in err["message"]
     # Hybrid answers: what has no vector yet is ranked by keyword, and says so.
     r = a.post(
         "bob",
@@ -280,3 +283,36 @@ def test_a_store_that_keeps_vectors_is_served_with_a_background_embedder(
     bg = a.app.state.served.embedding
     assert bg is not None and background_for(a.store) is bg
     assert keeps_vectors(a.store)
+
+
+def test_a_vector_search_past_the_budget_is_refused_before_it_queues(
+    make_app: Callable[..., App],
+) -> None:
+    emb = GatedEmbedder()
+    emb.gate.clear()  # the background embedder makes no progress
+    a = make_app(Limits(max_embed=2), embedder=emb, workers=2)
+    facts = [{"content": f"用户喜欢城市{i}", "sources": ["e1"]} for i in range(8)]
+    assert a.post("bob", "memories", json={"memories": facts}).status_code == 200
+    served = a.app.state.served
+    release = threading.Event()
+    busy = [served.pool.submit(ns, lambda: release.wait(10)) for ns in ("alice", "bob")]
+    timer = threading.Timer(3.0, release.set)  # before the fix the search waits for this
+    timer.start()
+    try:
+        t0 = time.monotonic()
+        r = a.post("bob", "search", json={"query": "城市", "at": "e1", "mode": "vector"})
+        took = time.monotonic() - t0
+    finally:
+        release.set()
+        timer.cancel()
+    err = assert_error(r, 503, "EmbeddingPending")
+    assert err["detail"]["pending"] == 10 and int(r.headers["Retry-After"]) >= 1
+    assert took < 1.5, f"answered after {took:.1f} s: it queued behind the busy workers"
+    assert all(f.result(5) for f in busy)
+    # Not granted: the same 404 as ever, before anything about vectors.
+    r = a.client.post(
+        f"{NS}/bob/search",
+        json={"query": "城市", "at": "e1", "mode": "vector"},
+        headers=a.h("alice"),
+    )
+    assert r.status_code in (403, 404), r.text

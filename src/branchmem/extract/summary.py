@@ -10,7 +10,8 @@ A summary states values, and a value can change later on the path. Two rules
 keep a superseded value from surviving in a summary on that path:
 
 * `revise_summaries`: when a fact is updated or deleted, every visible summary
-  whose text states the old value is rewritten (a supersede sourced from the
+  whose text states a value it replaces (the old value, or one the change
+  names in its ``meta["previous"]``) is rewritten (a supersede sourced from the
   summary's messages *and* the change), without the clauses that state it and,
   for an update, with the new fact appended. Only paths with the change see
   the rewrite; elsewhere the old summary stays.
@@ -142,13 +143,23 @@ def _revise_lines(lines: list[str], old: list[str], keep: list[str]) -> list[str
     return out
 
 
+def _replaced(target: Memory, p: Proposal) -> list[str]:
+    """The values a change of ``target`` replaces: its ``value``, the values it
+    replaced before, and those ``p`` names (an assistant's restatement of the
+    old value in other words, say) in its ``meta["previous"]``."""
+    values = [(target.meta or {}).get("value")]
+    values += (target.meta or {}).get("previous", []) + (p.meta or {}).get("previous", [])
+    return list(dict.fromkeys(v for v in values if isinstance(v, str) and v))
+
+
 def revise_summaries(visible: list[Memory], proposals: list[Proposal]) -> list[Proposal]:
     """The rewrites of visible summaries that state a value ``proposals`` change.
 
-    For each ``update`` or ``delete`` of a record with ``meta["value"]``, every
-    summary visible (after the earlier proposals) whose text states the old
-    value is superseded by one without it, sourced from its own sources and
-    the change's.
+    For each ``update`` or ``delete`` of a fact, every summary visible (after
+    the earlier proposals) whose text states a value the change replaces (the
+    fact's ``meta["value"]`` and ``meta["previous"]``, and the proposal's
+    ``meta["previous"]``) is superseded by one without it, sourced from its
+    own sources and the change's.
     """
     out: list[Proposal] = []
     for p in proposals:
@@ -156,17 +167,18 @@ def revise_summaries(visible: list[Memory], proposals: list[Proposal]) -> list[P
             continue
         state = {m.id: m for m in apply(visible, proposals[: proposals.index(p)] + out)}
         target = state.get(p.target)
-        old = (target.meta or {}).get("value") if target is not None else None
-        if target is None or is_summary(target) or not isinstance(old, str) or not old:
+        if target is None or is_summary(target):
             continue
         new = (p.meta or {}).get("value") if p.op == UPDATE else None
         keep = [new] if isinstance(new, str) else []
+        old = [v for v in _replaced(target, p) if v not in keep]
         for s in state.values():
-            if not is_summary(s) or old.casefold() not in s.content.casefold():
+            low = s.content.casefold()
+            if not is_summary(s) or not any(v.casefold() in low for v in old):
                 continue
             lang = (s.meta or {}).get("lang", language(s.content))
             sep = "；" if lang == "zh" else "; "
-            lines = _revise_lines(s.content.split(sep), [old], keep)
+            lines = _revise_lines(s.content.split(sep), old, keep)
             if sep.join(lines) == s.content:
                 continue
             if p.op == UPDATE:

@@ -122,6 +122,7 @@ class BackgroundEmbedder:
         self._later: list[tuple[float, str, str, int]] = []  # (when, ns, id, attempts)
         self._queued = 0
         self._busy = 0  # ids of the batch in progress
+        self._busy_ns = ""  # and its namespace
         self._rate = 0.0  # records embedded a second (smoothed), 0 before the first batch
         self._closed = False
         self._io = threading.Lock()  # held while the worker reads or writes the store
@@ -188,6 +189,13 @@ class BackgroundEmbedder:
                 return self._queued + self._busy + len(self._later)
             later = sum(1 for x in self._later if x[1] == namespace)
             return len(self._queues.get(namespace, ())) + later
+
+    def backlog(self, namespace: str) -> int:
+        """Records of ``namespace`` without a vector yet that this embedder knows
+        of: `pending`, and the batch being embedded when it is the namespace's."""
+        with self._cond:
+            busy = self._busy if self._busy_ns == namespace else 0
+        return self.pending(namespace) + busy
 
     def retry_after(self, namespace: str) -> float:
         """Seconds until the records queued now may all be embedded (at least 1):
@@ -293,7 +301,7 @@ class BackgroundEmbedder:
                 self._queued -= len(batch)
                 if not q:  # (else it takes its turn again once this batch is done)
                     del self._queues[ns]
-                self._busy = len(batch)
+                self._busy, self._busy_ns = len(batch), ns
                 return ns, batch
             soonest = min((x[0] for x in self._later), default=None)
             self._cond.wait(None if soonest is None else max(0.01, soonest - now))

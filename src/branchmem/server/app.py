@@ -57,7 +57,9 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     503: {
         "model": M.ErrorOut,
         "description": "EmbeddingPending: a vector-only search needs more vectors than it "
-        "may embed itself (`--max-embed`); or the store is unavailable or shutting down",
+        "may embed itself (`--max-embed`), answered before it queues while more of the "
+        "namespace's records wait for the background embedder; or the store is "
+        "unavailable or shutting down",
         "headers": _RETRY,
     },
 }
@@ -346,6 +348,8 @@ def _routes(app: FastAPI, served: Served) -> None:
         """Gated search. Records without a vector yet (past the search's embedding
         budget) are ranked by keyword and marked `explanation.vector_pending`."""
         options = body.model_dump(exclude={"query", "at", "k"})
+        if body.mode == "vector":  # its EmbeddingPending comes before it queues
+            svc.vector_backlog(c, namespace, served.embedding)
         hits = await call(svc.search, c, namespace, body.query, body.at, body.k, **options)
         return {"hits": [h.to_dict() for h in hits]}
 

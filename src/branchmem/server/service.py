@@ -15,9 +15,10 @@ from typing import Any, TypeVar
 
 from ..branch_types import AuditEntry, HeadMove, MergeResult, Snapshot
 from ..context import Context
-from ..errors import InvalidInput, UnknownBranch
+from ..errors import EmbeddingPending, InvalidInput, UnknownBranch
 from ..graph.model import Edge
 from ..model import Branch, Event, Explanation, Memory
+from ..retrieval.background import BackgroundEmbedder
 from ..retrieval.embed import Embedder
 from ..retrieval.hit import Hit
 from ..store import Store
@@ -217,6 +218,20 @@ def search(
     options.setdefault("embedder", ctx.embedder)
     options["max_embed"] = ctx.limits.max_embed
     return ctx.store.search(query, at=at, k=k, namespace=ns, **options)
+
+
+def vector_backlog(ctx: Ctx, namespace: str, behind: BackgroundEmbedder | None) -> None:
+    """Refuse a vector-only search before it queues for a worker: while more
+    records of the namespace wait for the background embedder ``behind`` than
+    a search may embed itself, raise `EmbeddingPending` (whether or not they
+    are visible at the search's anchor: a hybrid search ranks them by keyword).
+    Reads no store, so it answers at once however busy the workers are."""
+    ns = ctx.allow(namespace, "read")
+    if behind is None:
+        return
+    waiting = behind.backlog(ns)
+    if waiting > ctx.limits.max_embed:
+        raise EmbeddingPending(ns, waiting, behind.retry_after(ns), "queued for embedding")
 
 
 def add_edge(
