@@ -148,7 +148,7 @@ def test_a_version_8_store_gets_a_terms_table(schema: str) -> None:
         assert [h.memory.id for h in store.search("fact", at="e1")] == ["m1"]
         with psycopg.connect(PG_URL, autocommit=True) as conn:
             rows = conn.execute(f"SELECT tokenizer, id FROM {schema}.terms").fetchall()
-        assert rows == [("terms:bigram:1", "m1")]
+        assert rows == [("terms:stem:1", "m1")]
         store.purge(memories=["m1"])
     with psycopg.connect(PG_URL, autocommit=True) as conn:
         got = conn.execute(f"SELECT version FROM {schema}.schema_version ORDER BY 1").fetchall()

@@ -101,7 +101,7 @@ def test_a_version_8_store_gets_a_terms_table(tmp_path: Path) -> None:
     with sqlite3.connect(path) as db:
         rows = db.execute("SELECT tokenizer, id FROM terms").fetchall()
     db.close()
-    assert rows == [("terms:bigram:1", "m1")]
+    assert rows == [("terms:stem:1", "m1")]
     assert _versions(path) == (str(CURRENT), list(range(8, CURRENT + 1)))
 
 
