@@ -16,6 +16,11 @@ gold memory in the top k) and MRR, overall and per question type, for:
 embedder's vectors), ``search`` (``store.search`` with its defaults: hybrid,
 cut-off on) and ``search-off`` (``cutoff="off"``).
 
+``--consolidate`` runs ``store.consolidate(at=tip)`` in each group before its
+questions (by rules, the defaults): a merged record hides its inputs, so a hit
+on it counts as a hit on each of its inputs (``meta["consolidated_from"]``);
+the floors see the passages as they are. It prints how many records were merged.
+
 PrefEval (``--format prefeval``, CC BY-NC 4.0, not shipped: clone
 github.com/amazon-science/PrefEval and pass its ``benchmark_dataset``
 folder): each (topic, form) group is a chain of its preferences, stated
@@ -36,6 +41,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from branchmem import Store
+from branchmem.model import Memory
+from branchmem.ops.cascade import CONSOLIDATED_FROM
 from branchmem.retrieval import cutoff
 from branchmem.retrieval.embed import Embedder, Vector, get_embedder
 from branchmem.retrieval.fusion import Weights
@@ -92,22 +99,33 @@ FUSION = {
 """``--fusion``: other weights of the library's reciprocal-rank fusion (cut-off off)."""
 
 
-def score_fusion(store: Store, q: str, at: str, ns: str, emb: Memo, tok: str | None) -> list[str]:
+def credit(m: Memory, ns: str, gold: frozenset[str]) -> str:
+    """The passage a hit stands for: itself, or for a consolidated record the
+    gold among its inputs (else its own id, which no question has as gold)."""
+    inputs = [i.removeprefix(f"{ns}/") for i in (m.meta or {}).get(CONSOLIDATED_FROM) or ()]
+    return next((i for i in inputs if i in gold), m.id.removeprefix(f"{ns}/"))
+
+
+def score_fusion(
+    store: Store, q: str, at: str, ns: str, emb: Memo, tok: str | None, gold: frozenset[str]
+) -> list[str]:
     """The library's BM25 and cosines of every candidate, each scaled to [0, 1]
     (min-max) and added: score fusion, against the library's rank fusion."""
     parts: list[dict[str, float]] = []
+    named: dict[str, str] = {}
     for mode in ("keyword", "vector"):
         hits = store.search(
             q, at=at, k=10_000, namespace=ns, embedder=emb, mode=mode, cutoff="off",
             tokenizer=tok, explain=True,
         )  # fmt: skip
         raw = {h.memory.id: h.parts.get(mode, 0.0) for h in hits}
+        named.update({h.memory.id: credit(h.memory, ns, gold) for h in hits})
         lo, hi = min(raw.values(), default=0.0), max(raw.values(), default=0.0)
         parts.append({i: (v - lo) / (hi - lo) if hi > lo else 0.0 for i, v in raw.items()})
     ids = sorted(
         set(parts[0]) | set(parts[1]), key=lambda i: -(parts[0].get(i, 0) + parts[1].get(i, 0))
     )
-    return [i.removeprefix(f"{ns}/") for i in ids[:K]]
+    return [named[i] for i in ids[:K]]
 
 
 def run(
@@ -116,7 +134,11 @@ def run(
     per_char: int | None,
     tokenizer: str | None = None,
     fusion: bool = False,
+    consolidate: bool = False,
+    merged: dict[str, int] | None = None,
 ) -> dict[str, Ranks]:
+    """Ranks of each system; with ``consolidate``, ``merged`` counts the merged
+    records written (``records``) and the inputs they hide (``inputs``)."""
     names = [*SYSTEMS, *([*FUSION, "scores"] if fusion else [])]
     ranks = {s: Ranks() for s in names}
     store = Store(clock=lambda: 0.0)
@@ -138,6 +160,13 @@ def run(
                 for i, p in enumerate(ch.passages)
             )
             tip = f"{ns}/e{len(ids) - 1}"
+            if consolidate:
+                done = store.consolidate(at=tip, namespace=ns)
+                if merged is not None:
+                    merged["records"] = merged.get("records", 0) + len(done.merged)
+                    merged["inputs"] = merged.get("inputs", 0) + sum(
+                        len((m.meta or {})[CONSOLIDATED_FROM]) for m in done.merged
+                    )
             docs = [words(p.text) for p in ch.passages]
             vecs = emb.embed_passages([p.text for p in ch.passages])
             for q in ch.questions[:per_char]:
@@ -156,8 +185,7 @@ def run(
                         cutoff=rule,
                         tokenizer=tokenizer,
                     )
-                    got = [h.memory.id.removeprefix(f"{ns}/") for h in hits]
-                    ranks[name].add(q.type, got, q.gold)
+                    ranks[name].add(q.type, [credit(h.memory, ns, q.gold) for h in hits], q.gold)
                 if not fusion:
                     continue
                 for name, w in FUSION.items():
@@ -165,11 +193,9 @@ def run(
                         q.text, at=tip, k=K, namespace=ns, embedder=emb, cutoff="off",
                         tokenizer=tokenizer, weights=w,
                     )  # fmt: skip
-                    ranks[name].add(
-                        q.type, [h.memory.id.removeprefix(f"{ns}/") for h in hits], q.gold
-                    )
+                    ranks[name].add(q.type, [credit(h.memory, ns, q.gold) for h in hits], q.gold)
                 ranks["scores"].add(
-                    q.type, score_fusion(store, q.text, tip, ns, emb, tokenizer), q.gold
+                    q.type, score_fusion(store, q.text, tip, ns, emb, tokenizer, q.gold), q.gold
                 )
     return ranks
 
@@ -200,6 +226,11 @@ def main() -> None:
     ap.add_argument(
         "--fusion", action="store_true", help="also other fusion weights and score fusion"
     )
+    ap.add_argument(
+        "--consolidate",
+        action="store_true",
+        help="store.consolidate(at=tip) in each group before its questions",
+    )
     args = ap.parse_args()
     if args.ratio is not None:
         cutoff.RATIO = args.ratio  # what the default rule reads, for this run
@@ -213,9 +244,15 @@ def main() -> None:
     else:
         chars = read(args.path, limit=args.limit)
     emb = Memo(get_embedder("hashing" if args.smoke else args.embedder))
-    ranks = run(chars, emb, args.questions, args.tokenizer, args.fusion)
+    merged: dict[str, int] = {}
+    ranks = run(chars, emb, args.questions, args.tokenizer, args.fusion, args.consolidate, merged)
     n = sum(len(c.passages) for c in chars)
     print(f"{len(chars)} characters, {n} memories, {ranks['bm25'].count()} questions")
+    if args.consolidate:
+        print(
+            f"consolidation merged {merged.get('inputs', 0)} memories "
+            f"into {merged.get('records', 0)} records"
+        )
     report(ranks, emb.name)
     print(f"({time.perf_counter() - t0:.1f} s)")
 

@@ -2,10 +2,13 @@
 import { BranchmemError } from "./errors.js";
 import { type ClientOptions, type QueryValue, Wire, snake } from "./http.js";
 import type {
+  AddEventsOptions,
   Anchor,
   AuditEntry,
   Branch,
   Conflict,
+  ConsolidateOptions,
+  Consolidation,
   Context,
   ContextOptions,
   CursorOptions,
@@ -23,6 +26,7 @@ import type {
   Health,
   Hit,
   InspectItem,
+  Job,
   Me,
   Memory,
   MemoryInput,
@@ -31,6 +35,7 @@ import type {
   MergeOptions,
   MergeResult,
   Paging,
+  Profile,
   SearchOptions,
   Snapshot,
   SupersedeOptions,
@@ -83,16 +88,19 @@ export class BranchmemClient {
 
   // ------------------------------------------------------------- events
   /** Add one event (`parent`: an event id or a list; `branch`: append under its head;
-   *  `expectedHead`: refuse with `BranchConflict` (409) unless the branch's head is still this). */
-  async addEvent(id: string, options: EventOptions = {}): Promise<Event> {
-    return (await this.addEvents([{ id, ...options }]))[0] as Event;
+   *  `expectedHead`: refuse with `BranchConflict` (409) unless the branch's head is still this;
+   *  `extract: true`: queue an extraction at it for the server's worker). */
+  async addEvent(id: string, options: EventOptions & AddEventsOptions = {}): Promise<Event> {
+    const { extract, ...event } = options;
+    return (await this.addEvents([{ id, ...event }], { extract }))[0] as Event;
   }
 
   /** Add events in one request, all or none. Adding an event again with the same
-   *  content is a no-op that answers the stored event. */
-  async addEvents(events: EventInput[]): Promise<Event[]> {
+   *  content is a no-op that answers the stored event. `extract: true` also queues
+   *  an extraction at each new tip, done by the server's worker (`pending()`). */
+  async addEvents(events: EventInput[], options: AddEventsOptions = {}): Promise<Event[]> {
     const body = { events: batch(events, "addEvents", "[{id: 'u1', content: 'hi'}]") } as never;
-    return (await this.#w.call("post", `${NS}/events`, {}, { body })).events;
+    return (await this.#w.call("post", `${NS}/events`, {}, { body, query: options })).events;
   }
 
   getEvent(id: string): Promise<Event> {
@@ -191,6 +199,25 @@ export class BranchmemClient {
   async extract(at: string, options: { window?: number } = {}): Promise<Memory[]> {
     const body = { at, ...options };
     return (await this.#w.call("post", `${NS}/extract`, {}, { body })).memories;
+  }
+
+  // --------------------------------------------------------- background
+  /** The extractions still to do or that failed, oldest first (each with its
+   *  `state`, `attempts` and last `error`). */
+  async pending(): Promise<Job[]> {
+    return (await this.#w.call("get", `${NS}/jobs`)).jobs;
+  }
+
+  /** Merge duplicates, resolve contradictions and write the profile at `at`, each
+   *  output sourced from all of its inputs; a second run at `at` writes nothing. */
+  consolidate(at: Anchor, options: ConsolidateOptions = {}): Promise<Consolidation> {
+    const body = { at, ...snake(options) } as never;
+    return this.#w.call("post", `${NS}/consolidate`, {}, { body });
+  }
+
+  /** The profile visible at `at`: the current fact of each key, and its record. */
+  profile(at: Anchor): Promise<Profile> {
+    return this.#w.call("get", `${NS}/profile`, {}, { query: { at } as Query });
   }
 
   // ---------------------------------------------------------- lifecycle

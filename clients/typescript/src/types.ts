@@ -52,6 +52,9 @@ export type Edge = S["EdgeOut"];
 export type Graph = S["GraphOut"];
 export type Me = S["MeOut"];
 export type Health = S["HealthOut"];
+export type Job = S["JobOut"];
+export type Consolidation = S["ConsolidationOut"];
+export type Profile = S["ProfileOut"];
 export type InspectItem = S["InspectOut"]["memories"][number];
 export type Role = S["EventIn"]["role"];
 /** An anchor: an event id, a branch name, or a scope chain (a list of them). */
@@ -71,6 +74,10 @@ export type SupersedeOptions = Options<S["SupersedeIn"], "content" | "sources">;
 /** `SearchIn` less the query: `at`, `k`, `mode`, `kind`, `keyPrefix`, `meta`, `now`,
  *  `asOf`, `explain`, `hops`, `minScore`, `cutoff`, `filter`. */
 export type SearchOptions = Options<S["SearchIn"], "query">;
+/** `ConsolidateIn` less the anchor: `contradictions` (`"recency"` or `"flag"`), `near`, `profile`. */
+export type ConsolidateOptions = Options<S["ConsolidateIn"], "at">;
+/** `extract: true` also queues an extraction at each new tip (`pending()` lists it). */
+export type AddEventsOptions = Partial<Camel<QueryOf<`${NS}/events`, "post">>>;
 export type MergeOptions = Options<S["MergeIn"], "source" | "into">;
 export type EdgeOptions = Options<S["EdgeIn"], "subject" | "predicate" | "object" | "sources">;
 
