@@ -12,11 +12,12 @@ from __future__ import annotations
 import os
 import time
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..engine import Engine, SupportsEngine, engine_of
 from ..errors import InvalidInput
+from ..graph.entities import EntityCache
 from ..model import Memory
 from ..ops.reads import explain as explain_at
 from ..searchlog import QueryLog
@@ -185,7 +186,8 @@ def search(
     folded: dict[str, str] = {}
     extra = {p[0].memory.id for p in pairs[k:]}
     if newer_first:
-        pairs, folded = recency_order.apply(pairs, query)
+        near = _nearness(engine, [s for s, _ in pairs], emb, pending, epoch)
+        pairs, folded = recency_order.apply(pairs, query, near)
     live = [c for s, c in pairs if s.memory.id not in folded]
     limit = cutoff_mod.threshold(live[:k], rule, floor_score)
     top = max(live, default=0.0)
@@ -342,6 +344,34 @@ def rank(
         return fastfuse.fuse_sparse(cands, kw, vec, w, now, k, c.arrays(), scope), pending
     boost = [scopes[i] for i in c.via] if scopes is not None else None
     return fuse(cands, kw, vec, w, now, k, boost, pending=bool(pending)), pending
+
+
+def _nearness(
+    engine: Engine,
+    ranked: Sequence[Scored],
+    emb: Embedder | None,
+    pending: frozenset[str],
+    epoch: int | None,
+) -> Callable[[int, int], bool] | None:
+    """`recency_order.near_by` over the ranked records, from the vectors this
+    search already has (none in a keyword search, none for a pending record)."""
+    if emb is None or len(ranked) < 2:
+        return None
+    mems = [s.memory for s in ranked]
+    have = [m for m in mems if m.id not in pending]
+    got = dict(
+        zip(
+            (m.id for m in have),
+            rank_cache(engine).passage_vectors(emb, have, engine.backend, epoch),
+            strict=True,
+        )
+    )
+    names = engine.cache("entities", EntityCache)
+    return recency_order.near_by(
+        mems,
+        [got.get(m.id) for m in mems],
+        [names.get(m.namespace, m.id, m.content) for m in mems],
+    )
 
 
 def _redacted(engine: Engine, x: Any) -> Any:
