@@ -61,6 +61,7 @@ def test_when_questions_and_texts_that_state_a_time() -> None:
     assert asks_when("When did Alice move?") and asks_when("她什么时候搬家")
     assert not asks_when("Where does Alice live?")
     assert states_time("Standup moved to Thursday 3pm") and states_time("计划Q3完成")
+    assert states_time("婚礼定在五月二十号") and not states_time("有一点累")
     assert not states_time("User likes green tea")
     assert [_days(s) for s in dates_in("Flew out on 2024-03-05, back 2024年4月")] == [
         (date(2024, 3, 5), date(2024, 3, 6)),
