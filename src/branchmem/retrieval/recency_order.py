@@ -10,8 +10,12 @@ written later (``created_at``, then ``seq``):
   same thing: the same ``key``, one key a dotted extension of the other
   (``user.device.phone`` and ``user.device.phone.new``), or, without keys,
   near-duplicate texts (`similar`: at least `OVERLAP` of the smaller token
-  set shared). ``old`` leaves the hits (it goes to ``Hits.cut``, saying why)
-  and ``new`` takes its place and, for the cut-off, its confidence if higher.
+  set shared). Or, when the search has vectors, the two state the same
+  attribute of the same entity (`same_attribute`: the same entities, a cosine
+  of at least `NEAR`, most words in common, different values), with or
+  without a change phrase.
+  ``old`` leaves the hits (it goes to ``Hits.cut``, saying why) and ``new``
+  takes its place and, for the cut-off, its confidence if higher.
 * **demote**: the same ``key`` without a stated change (two allergies, two
   drinks the user likes: both may hold). ``old`` stays, ranked right below
   ``new``.
@@ -34,6 +38,18 @@ T = TypeVar("T")
 
 OVERLAP = 0.6
 """Share of the smaller token set two unkeyed texts must have in common."""
+
+NEAR = 0.75
+"""Cosine two unit vectors must reach to be about the same attribute
+(`same_attribute`); chosen on the tune split (docs/retrieval.md)."""
+
+SAME_WORDS = 0.5
+"""Share of the smaller set of words (numbers aside) two texts stating the
+same attribute must have in common: a dependency and the advisory naming
+its library share an entity and close vectors, not their words."""
+
+_VERSIONED = re.compile(r"\s\S*\d")
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 
 _HISTORY_ZH = (
     "以前", "之前", "原来", "原先", "曾经", "过去", "当初", "最初", "起初", "一开始",
@@ -105,14 +121,67 @@ def similar(a: str, b: str) -> bool:
     return len(ta & tb) >= OVERLAP * min(len(ta), len(tb))
 
 
+def values(text: str) -> frozenset[str]:
+    """The numbers a text states (prices, days, versions, times).
+
+    >>> sorted(values("The Pro plan now costs $25.50/month, from 1 May"))
+    ['1', '25.50']
+    """
+    return frozenset(_NUMBER.findall(text))
+
+
+def _subject(names: frozenset[str]) -> frozenset[str]:
+    """The entity names other than a name with a version or number ("log4j 2.14.1",
+    "port 6001"): the value may change, the subject may not."""
+    return frozenset(n for n in names if not _VERSIONED.search(n))
+
+
+def _same_words(a: str, b: str) -> bool:
+    """At least `SAME_WORDS` of the smaller set of tokens other than numbers shared."""
+    ta = {t for t in _TOK(a) if not any(c.isdigit() for c in t)}
+    tb = {t for t in _TOK(b) if not any(c.isdigit() for c in t)}
+    return bool(ta and tb) and len(ta & tb) >= SAME_WORDS * min(len(ta), len(tb))
+
+
+def same_attribute(
+    old: Memory, new: Memory, cosine: float, old_names: frozenset[str], new_names: frozenset[str]
+) -> bool:
+    """Whether ``old`` and ``new`` state the same attribute of the same entity
+    with different values: the same entities (`graph.entities`, names with a
+    version or number aside), a cosine
+    of at least `NEAR`, at least `SAME_WORDS` of their words (numbers aside)
+    in common, and different numbers (or, where ``new`` states a
+    change, different texts).
+
+    >>> a = Memory("a", "The Pro plan costs $20/month", ("e1",))
+    >>> b = Memory("b", "The Pro plan costs $25/month", ("e2",))
+    >>> same_attribute(a, b, 0.9, frozenset({"pro"}), frozenset({"pro"}))
+    True
+    >>> same_attribute(a, b, 0.9, frozenset({"pro"}), frozenset({"team"}))
+    False
+    """
+    subject = _subject(old_names)
+    if cosine < NEAR or not subject or subject != _subject(new_names):
+        return False
+    if not _same_words(old.content, new.content):
+        return False
+    va, vb = values(old.content), values(new.content)
+    if va and vb:
+        return va != vb
+    return states_change(new.content) and old.content != new.content
+
+
 def _later(new: Memory, old: Memory) -> bool:
     return (new.created_at, new.seq, new.id) > (old.created_at, old.seq, old.id)
 
 
-def relation(old: Memory, new: Memory) -> str | None:
-    """``"fold"``, ``"demote"`` or None: what ``new`` does to ``old`` (see the module)."""
+def relation(old: Memory, new: Memory, near: bool = False) -> str | None:
+    """``"fold"``, ``"demote"`` or None: what ``new`` does to ``old`` (see the
+    module); ``near``: the two are about the same attribute (`same_attribute`)."""
     if old.id == new.id or not _later(new, old):
         return None
+    if near and (old.key is None or new.key is None or related_keys(old.key, new.key)):
+        return "fold"
     if states_change(new.content):
         if related_keys(old.key, new.key):
             return "fold"
@@ -123,14 +192,36 @@ def relation(old: Memory, new: Memory) -> str | None:
     return None
 
 
+def near_by(
+    mems: Sequence[Memory],
+    vectors: Sequence[Sequence[float] | None],
+    names: Sequence[frozenset[str]],
+) -> Callable[[int, int], bool]:
+    """`same_attribute` by position, from each record's unit vector (None:
+    not embedded, never near) and entity names (`graph.entities`)."""
+
+    def near(i: int, j: int) -> bool:
+        a, b = vectors[i], vectors[j]
+        if a is None or b is None:
+            return False
+        cos = sum(x * y for x, y in zip(a, b, strict=True))
+        return same_attribute(mems[i], mems[j], cos, names[i], names[j])
+
+    return near
+
+
 def order(
-    items: Sequence[T], memory: Callable[[T], Memory], query: str
+    items: Sequence[T],
+    memory: Callable[[T], Memory],
+    query: str,
+    near: Callable[[int, int], bool] | None = None,
 ) -> tuple[list[T], dict[int, str]]:
     """``items`` (best first) without the folded ones, each record that others
     were folded into taking the best place among them, and reordered so that
     no record ranks above a later one that demotes it; and, by position in
     ``items``, the id of the record each folded one went into (the chain of
-    folds followed to its end)."""
+    folds followed to its end). ``near(i, j)``, when given, says whether the
+    items at ``i`` and ``j`` are about the same attribute (`same_attribute`)."""
     if asks_history(query) or len(items) < 2:
         return list(items), {}
     mems = [memory(x) for x in items]
@@ -139,7 +230,7 @@ def order(
     blockers: list[set[int]] = [set() for _ in range(n)]
     for i in range(n):
         for j in range(n):
-            r = relation(mems[i], mems[j])
+            r = relation(mems[i], mems[j], near is not None and i != j and near(i, j))
             if r == "fold" and i not in first:
                 first[i] = j
             elif r == "demote":
@@ -170,18 +261,20 @@ def order(
 def why_folded(into: str) -> str:
     """The explanation's cut-off line for a record folded into a newer one."""
     return (
-        f"cut: folded into the newer record {into!r}, which states a change "
+        f"cut: folded into the newer record {into!r}, which states a change or a new value "
         "(ask about the past, e.g. 'before' or 以前, to see it)"
     )
 
 
 def apply(
-    pairs: Sequence[tuple[Scored, float]], query: str
+    pairs: Sequence[tuple[Scored, float]],
+    query: str,
+    near: Callable[[int, int], bool] | None = None,
 ) -> tuple[list[tuple[Scored, float]], dict[str, str]]:
     """`order` over ``(scored, confidence)`` pairs for `search`: the kept
     pairs, a record folded into carrying the best confidence of its fold,
     then the folded pairs; and folded id -> the id it went into."""
-    ordered, gone = order(pairs, lambda p: p[0].memory, query)
+    ordered, gone = order(pairs, lambda p: p[0].memory, query, near)
     best: dict[str, float] = {}
     for i, into in gone.items():
         best[into] = max(best.get(into, 0.0), pairs[i][1])
