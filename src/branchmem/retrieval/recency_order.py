@@ -30,7 +30,11 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+from ..engine import Engine
+from ..graph.entities import EntityCache
 from ..model import Memory
+from .cache import rank_cache
+from .embed import Embedder
 from .fusion import Scored
 from .tokenize import get_tokenizer
 
@@ -281,3 +285,31 @@ def apply(
     kept = [(s, max(c, best.get(s.memory.id, 0.0))) for s, c in ordered]
     folded = {pairs[i][0].memory.id: into for i, into in gone.items()}
     return kept + [pairs[i] for i in sorted(gone)], folded
+
+
+def nearness(
+    engine: Engine,
+    ranked: Sequence[Scored],
+    emb: Embedder | None,
+    pending: frozenset[str],
+    epoch: int | None,
+) -> Callable[[int, int], bool] | None:
+    """`recency_order.near_by` over the ranked records, from the vectors this
+    search already has (none in a keyword search, none for a pending record)."""
+    if emb is None or len(ranked) < 2:
+        return None
+    mems = [s.memory for s in ranked]
+    have = [m for m in mems if m.id not in pending]
+    got = dict(
+        zip(
+            (m.id for m in have),
+            rank_cache(engine).passage_vectors(emb, have, engine.backend, epoch),
+            strict=True,
+        )
+    )
+    names = engine.cache("entities", EntityCache)
+    return near_by(
+        mems,
+        [got.get(m.id) for m in mems],
+        [names.get(m.namespace, m.id, m.content) for m in mems],
+    )

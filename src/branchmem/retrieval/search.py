@@ -12,13 +12,11 @@ from __future__ import annotations
 import os
 import time
 from array import array
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..engine import Engine, SupportsEngine, engine_of
 from ..errors import InvalidInput
-from ..graph.entities import EntityCache
 from ..model import Memory
 from ..ops.reads import explain as explain_at
 from ..searchlog import QueryLog
@@ -188,12 +186,12 @@ def search(
     lift = when.prior(query, [s.memory for s in ranked], t_now) if timed else None
     lifted: dict[str, float] = {}
     if lift is not None:
-        pairs = _lifted(pairs, lift)
+        pairs = when.lifted(pairs, lift)
         lifted = {s.memory.id: x for s, x in zip(ranked, lift, strict=True) if x != 1.0}
     folded: dict[str, str] = {}
     extra = {p[0].memory.id for p in pairs[k:]}
     if newer_first:
-        near = _nearness(engine, [s for s, _ in pairs], emb, pending, epoch)
+        near = recency_order.nearness(engine, [s for s, _ in pairs], emb, pending, epoch)
         pairs, folded = recency_order.apply(pairs, query, near)
     live = [c for s, c in pairs if s.memory.id not in folded]
     limit = cutoff_mod.threshold(live[:k], rule, floor_score)
@@ -220,7 +218,7 @@ def search(
             explain,
             w,
             s.memory.id in pending,
-            _lift_note(path, lifted.get(s.memory.id)),
+            when.lift_note(path, lifted.get(s.memory.id)),
             conf,
             why,
         )
@@ -351,52 +349,6 @@ def rank(
         return fastfuse.fuse_sparse(cands, kw, vec, w, now, k, c.arrays(), scope), pending
     boost = [scopes[i] for i in c.via] if scopes is not None else None
     return fuse(cands, kw, vec, w, now, k, boost, pending=bool(pending)), pending
-
-
-def _lifted(pairs: list[tuple[Scored, float]], lift: Sequence[float]) -> list[tuple[Scored, float]]:
-    """Each pair's score and confidence times its `when.prior`, re-sorted best first."""
-    out = [
-        (replace(s, score=s.score * x), min(1.0, c * x))
-        for (s, c), x in zip(pairs, lift, strict=True)
-    ]
-    order = sorted(range(len(out)), key=lambda i: -out[i][0].score)  # stable on ties
-    return [out[i] for i in order]
-
-
-def _lift_note(path: str | None, x: float | None) -> str | None:
-    """The explanation's scoring line gains the time prior that lifted the hit."""
-    if x is None:
-        return path
-    note = f"× time in the question {x:g} (retrieval.when)"
-    return f"{path}; {note}" if path else note
-
-
-def _nearness(
-    engine: Engine,
-    ranked: Sequence[Scored],
-    emb: Embedder | None,
-    pending: frozenset[str],
-    epoch: int | None,
-) -> Callable[[int, int], bool] | None:
-    """`recency_order.near_by` over the ranked records, from the vectors this
-    search already has (none in a keyword search, none for a pending record)."""
-    if emb is None or len(ranked) < 2:
-        return None
-    mems = [s.memory for s in ranked]
-    have = [m for m in mems if m.id not in pending]
-    got = dict(
-        zip(
-            (m.id for m in have),
-            rank_cache(engine).passage_vectors(emb, have, engine.backend, epoch),
-            strict=True,
-        )
-    )
-    names = engine.cache("entities", EntityCache)
-    return recency_order.near_by(
-        mems,
-        [got.get(m.id) for m in mems],
-        [names.get(m.namespace, m.id, m.content) for m in mems],
-    )
 
 
 def _redacted(engine: Engine, x: Any) -> Any:

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 from ..model import Memory
+from .fusion import Scored
 
 IN_RANGE = 0.5
 """Boost of a record whose time falls in the window the query names."""
@@ -273,3 +275,21 @@ def prior(query: str, mems: Sequence[Memory], now: float) -> list[float] | None:
             x += STATES_TIME
         out.append(x)
     return out
+
+
+def lifted(pairs: list[tuple[Scored, float]], lift: Sequence[float]) -> list[tuple[Scored, float]]:
+    """Each pair's score and confidence times its `when.prior`, re-sorted best first."""
+    out = [
+        (replace(s, score=s.score * x), min(1.0, c * x))
+        for (s, c), x in zip(pairs, lift, strict=True)
+    ]
+    order = sorted(range(len(out)), key=lambda i: -out[i][0].score)  # stable on ties
+    return [out[i] for i in order]
+
+
+def lift_note(path: str | None, x: float | None) -> str | None:
+    """The explanation's scoring line gains the time prior that lifted the hit."""
+    if x is None:
+        return path
+    note = f"× time in the question {x:g} (retrieval.when)"
+    return f"{path}; {note}" if path else note
