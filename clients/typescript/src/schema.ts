@@ -1895,7 +1895,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -2009,7 +2009,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -2130,7 +2130,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -2251,7 +2251,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -2371,7 +2371,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -2492,7 +2492,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -2610,7 +2610,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -2728,7 +2728,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -2850,7 +2850,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -2971,7 +2971,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -3093,7 +3093,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -3214,7 +3214,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -3337,7 +3337,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -3460,7 +3460,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -3581,7 +3581,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -3701,7 +3701,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -3824,7 +3824,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -3942,7 +3942,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -4065,7 +4065,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -4188,7 +4188,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -4307,7 +4307,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -4428,7 +4428,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -4551,7 +4551,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -4672,7 +4672,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -4793,7 +4793,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -4910,7 +4910,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -5037,7 +5037,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -5158,7 +5158,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -5276,7 +5276,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -5397,7 +5397,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -5515,7 +5515,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -5637,7 +5637,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -5757,7 +5757,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -5879,7 +5879,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -5999,7 +5999,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -6120,7 +6120,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -6241,7 +6241,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -6360,7 +6360,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -6481,7 +6481,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -6602,7 +6602,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -6723,7 +6723,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -6844,7 +6844,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -6965,7 +6965,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -7085,7 +7085,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -7206,7 +7206,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
@@ -7327,7 +7327,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`); or the store is unavailable or shutting down */
+            /** @description EmbeddingPending: a vector-only search needs more vectors than it may embed itself (`--max-embed`), answered before it queues while more of the namespace's records wait for the background embedder; or the store is unavailable or shutting down */
             503: {
                 headers: {
                     /** @description seconds to wait */
