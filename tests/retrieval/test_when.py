@@ -100,3 +100,15 @@ def test_search_lifts_the_record_of_the_named_time() -> None:
     assert "time in the question 1.5" in timed[0].explanation.scoring  # type: ignore[union-attr]
     zh = store.search("我上个月晚饭吃了什么 dinner", at="e2", k=1, embedder=emb, now=NOW)
     assert [h.memory.content for h in zh] == ["User had sushi for dinner"]
+
+
+def test_a_time_out_of_the_calendar_names_no_time_and_never_fails_a_search() -> None:
+    """A year past 9999, before 1, or a count of days no date can hold is not a
+    time: the question ranks as if it named none (no ValueError or OverflowError)."""
+    for q in ("3000000 days ago", "9999年13月", "9999年12月", "December 9999", "0年5月"):
+        assert window(q, NOW) is None, q
+    store = Store()
+    store.add_event("e1")
+    store.add_memory("planned for 9999年12月 and December 9999", sources=["e1"], id="m1")
+    for q in ("what happened 3000000 days ago", "9999年12月的计划", "plans for December 9999"):
+        assert [h.memory.id for h in store.search(q, at="e1", embedder="hashing")] == ["m1"]

@@ -104,21 +104,28 @@ def _ts(d: datetime) -> float:
     return d.timestamp()
 
 
-def _month(year: int, month: int) -> tuple[float, float]:
-    start = datetime(year, month, 1, tzinfo=timezone.utc)
-    end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=timezone.utc)
+_OFF_CALENDAR = (ValueError, OverflowError)
+"""What `datetime` raises for a date it cannot hold (year 0, 10000, a month 13)."""
+
+
+def _month(year: int, month: int) -> tuple[float, float] | None:
+    try:
+        start = datetime(year, month, 1, tzinfo=timezone.utc)
+        end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=timezone.utc)
+    except _OFF_CALENDAR:
+        return None
     return _ts(start), _ts(end)
 
 
 def _day(year: int, month: int, day: int) -> tuple[float, float] | None:
     try:
         start = _ts(datetime(year, month, day, tzinfo=timezone.utc))
-    except ValueError:
+    except _OFF_CALENDAR:
         return None
     return start, start + _DAY
 
 
-def _unit(now: float, unit: str, offset: int) -> tuple[float, float]:
+def _unit(now: float, unit: str, offset: int) -> tuple[float, float] | None:
     d = _utc(now).replace(hour=0, minute=0, second=0, microsecond=0)
     if unit == "day":
         start = d + timedelta(days=offset)
@@ -141,14 +148,15 @@ def _count(word: str) -> int:
     return _NUM_EN.get(w) or _NUM_ZH.get(w, 1)
 
 
-def _recent_month(now: float, month: int, strictly_past: bool) -> tuple[float, float]:
+def _recent_month(now: float, month: int, strictly_past: bool) -> tuple[float, float] | None:
     d = _utc(now)
     year = d.year if month < d.month or (month == d.month and not strictly_past) else d.year - 1
     return _month(year, month)
 
 
 def window(query: str, now: float) -> tuple[float, float] | None:
-    """The range of time (``[start, end)`` seconds, UTC) ``query`` names, or None.
+    """The range of time (``[start, end)`` seconds, UTC) ``query`` names, or None;
+    a time off the calendar (`_OFF_CALENDAR`) names none.
 
     >>> now = 1_700_000_000.0  # Tuesday 2023-11-14 22:13 UTC
     >>> [_utc(t).date().isoformat() for t in window("what did I do yesterday", now)]
@@ -159,7 +167,16 @@ def window(query: str, now: float) -> tuple[float, float] | None:
     ['2023-05-01', '2023-06-01']
     >>> window("what is my phone", now) is None
     True
+    >>> window("3000000 days ago", now) is None
+    True
     """
+    try:
+        return _window(query, now)
+    except _OFF_CALENDAR:
+        return None
+
+
+def _window(query: str, now: float) -> tuple[float, float] | None:
     for pat in (_ISO, _MONTH_DAY_YEAR, _DAY_MONTH_YEAR):
         m = pat.search(query)
         if m:
@@ -240,7 +257,8 @@ def dates_in(text: str) -> list[tuple[float, float]]:
         got = _day(int(m.group(3)), _MONTHS[m.group(2).lower()], int(m.group(1)))
         out.extend([got] if got else [])
     for m in _MONTH_YEAR.finditer(text):
-        out.append(_month(int(m.group(2)), _MONTHS[m.group(1).lower()]))
+        got = _month(int(m.group(2)), _MONTHS[m.group(1).lower()])
+        out.extend([got] if got else [])
     for m in _ZH_DATE.finditer(text):
         y, mo, d = m.group(1), m.group(2), m.group(3)
         got = _day(int(y), int(mo), int(d)) if d and mo else None
