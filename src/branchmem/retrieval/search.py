@@ -169,7 +169,8 @@ def search(
     server_ann.PATH.set(None)
     stats: dict[str, float] = {}
     newer_first = rule != "off" and not recency_order.asks_history(query)
-    timed = when.window(query, t_now) is not None or when.asks_when(query)
+    span, asks = when.window(query, t_now), when.asks_when(query)
+    timed = span is not None or asks
     depth = (2 * k if newer_first else k) * (2 if timed else 1)  # room to fold and to lift
     ranked, pending = rank(
         engine, key, query, gathered, tok, emb, w, t_now, depth, scopes, epoch, max_embed, stats
@@ -183,7 +184,7 @@ def search(
         for s in ranked
     ]
     pairs = list(zip(ranked, confs, strict=True))
-    lift = when.prior(query, [s.memory for s in ranked], t_now) if timed else None
+    lift = when.prior_of(span, asks, [s.memory for s in ranked]) if timed else None
     lifted: dict[str, float] = {}
     if lift is not None:
         pairs = when.lifted(pairs, lift)

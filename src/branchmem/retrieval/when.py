@@ -280,8 +280,13 @@ def in_window(m: Memory, span: tuple[float, float]) -> bool:
 def prior(query: str, mems: Sequence[Memory], now: float) -> list[float] | None:
     """One multiplier per record (see the module), or None when the query
     neither names a time nor asks "when"."""
-    span = window(query, now)
-    when = asks_when(query)
+    return prior_of(window(query, now), asks_when(query), mems)
+
+
+def prior_of(
+    span: tuple[float, float] | None, when: bool, mems: Sequence[Memory]
+) -> list[float] | None:
+    """`prior` from the query's `window` and `asks_when`, read once by the caller."""
     if span is None and not when:
         return None
     out = []
