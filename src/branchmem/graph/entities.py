@@ -29,7 +29,6 @@ the walk (`retrieval.hops`) inhibits a name many candidates hold.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import threading
 from collections import OrderedDict
@@ -302,12 +301,14 @@ def entities(text: str, *, use_jieba: bool = True) -> frozenset[str]:
 
 
 class EntityCache:
-    """`entities` per record, memoised by (namespace, record id, digest of its
-    text): a record rewritten under the same id, or purged and written again,
-    is read again, so no link outlives the text that made it. Held by a
-    store's engine (`Engine.cache`), so a purge drops what was derived from
-    the purged records (`forget`) and an erasure by another process drops
-    everything (`clear`). Bounded: the oldest entries go first.
+    """`entities` per record, memoised by (namespace, record id) with the text
+    they were read from: a record rewritten under the same id, or purged and
+    written again, is read again, so no link outlives the text that made it
+    (the text is compared, as the search cache compares it, not hashed on
+    every look-up). Held by a store's engine (`Engine.cache`), so a purge
+    drops what was derived from the purged records (`forget`) and an erasure
+    by another process drops everything (`clear`). Bounded: the oldest
+    entries go first.
 
     jieba's proper-noun tags are used only with ``use_jieba`` (about 25x the
     time of the rules alone per record)."""
@@ -316,22 +317,19 @@ class EntityCache:
         self.size = size
         self.use_jieba = use_jieba
         self._lock = threading.Lock()
-        self._seen: OrderedDict[tuple[str, str, bytes], frozenset[str]] = OrderedDict()
+        self._seen: OrderedDict[tuple[str, str], tuple[str, frozenset[str]]] = OrderedDict()
 
     def get(self, namespace: str, record_id: str, text: str) -> frozenset[str]:
-        key = (
-            namespace,
-            record_id,
-            hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest(),
-        )
+        key = (namespace, record_id)
         with self._lock:
             hit = self._seen.get(key)
-            if hit is not None:
+            if hit is not None and hit[0] == text:
                 self._seen.move_to_end(key)
-                return hit
+                return hit[1]
         names = entities(text, use_jieba=self.use_jieba)
         with self._lock:
-            self._seen[key] = names
+            self._seen[key] = (text, names)
+            self._seen.move_to_end(key)
             while len(self._seen) > self.size:
                 self._seen.popitem(last=False)
         return names

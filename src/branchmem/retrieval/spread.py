@@ -1,7 +1,7 @@
 """The mention walk of ``search(..., hops=N)``: records linked by the entities they name.
 
 A search's candidates are the gate's answer. Each candidate's entities
-(`graph.entities`, memoised by record id and text digest) link it to the
+(`graph.entities`, memoised by namespace and record id with its text) link it to the
 other candidates that name the same entity: nothing else is ever walked, so a
 record on another branch that names the same entity is never reached.
 
