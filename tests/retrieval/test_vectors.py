@@ -95,3 +95,41 @@ def test_a_stored_vector_for_other_text_is_not_used(reopen: Callable[[], Store])
     fill(other)
     assert got == ranking(other, Counting())
     store.close()
+
+
+def test_many_ids_are_read_in_one_pass_with_the_same_answer(
+    reopen: Callable[[], Store],
+) -> None:
+    """Asked for many ids at once, a backend may read the namespace's rows in
+    one pass (SQLite does from `WHOLE_MIN` ids): it answers exactly what a
+    lookup per id answers, for every id asked (stored or not, of this
+    namespace or another, of this embedder or another)."""
+    import random
+    from array import array
+
+    s = reopen()
+    b = s._engine.backend
+    assert isinstance(b, VectorStore)
+    n = 2600
+    s.add_events([{"id": "e1"}])
+    s.add_memories([{"content": f"t{i}", "sources": ["e1"], "id": f"m{i}"} for i in range(n)])
+    s.add_memories(
+        [{"content": "x", "sources": ["e1"], "id": f"m{i}", "namespace": "other"} for i in range(9)]
+    )
+    rows = [(f"m{i}", f"d{i}", array("f", [i / n, 0.5]).tobytes()) for i in range(0, n, 2)]
+    with b.transaction():
+        b.put_vectors("default", "emb-a", rows)
+        b.put_vectors("default", "emb-b", rows[:5])
+        b.put_vectors("other", "emb-a", [("m1", "o", array("f", [0.5, 0.5]).tobytes())])
+    one_by_one = {}
+    for i in range(n + 50):
+        one_by_one.update(b.get_vectors("default", "emb-a", [f"m{i}"]))
+    rnd = random.Random(3)
+    for size in (n + 50, 2100, 700, 10):
+        ids = rnd.sample([f"m{i}" for i in range(n + 50)], size)
+        want = {i: one_by_one[i] for i in ids if i in one_by_one}
+        assert b.get_vectors("default", "emb-a", ids) == want
+    assert set(b.get_vectors("default", "emb-b", [f"m{i}" for i in range(n)])) == {
+        r[0] for r in rows[:5]
+    }
+    s.close()

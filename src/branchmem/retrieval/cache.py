@@ -78,7 +78,6 @@ class RankCache:
         self.terms: dict[str, stored.Table] = {}
         self.vectors: dict[str, dict[tuple[str, str], tuple[str, array[float]]]] = {}
         self.queries: dict[tuple[str, str], array[float]] = {}
-        self.digests: dict[tuple[str, str], tuple[str, str]] = {}  # (ns, id) -> (text, digest)
         self.states = SearchStates()
         self.ann: dict[tuple[str, str], NamespaceIndex] = {}  # by (namespace, embedder)
         self.epoch = 0
@@ -94,7 +93,6 @@ class RankCache:
             self.terms.clear()
             self.vectors.clear()
             self.queries.clear()
-            self.digests.clear()
             self.epoch += 1
 
     def token_blobs(
@@ -130,7 +128,7 @@ class RankCache:
         store = backend if key is not None and isinstance(backend, TermStore) else None
         fresh: stored.Table = {}
         if store is not None and key is not None:
-            missing = stored.load(store, key, missing, fresh, self.digest)
+            missing = stored.load(store, key, missing, fresh)
         made: list[tuple[Memory, bytes]] = []
         for m in missing:
             blob = stored.encode(tokenizer(m.content))
@@ -155,18 +153,6 @@ class RankCache:
     ) -> list[TermStats]:
         """Term frequencies and length of each record (`token_blobs`, decoded)."""
         return [stored.decode(b) for b in self.token_blobs(tokenizer, mems, epoch, backend)]
-
-    def digest(self, m: Memory) -> str:
-        """`vectors.digest` of the record's text, computed once per search
-        state: the stored tokens and the stored vector of a record are checked
-        against the same text."""
-        k = (m.namespace, m.id)
-        hit = self.digests.get(k)
-        if hit is not None and hit[0] == m.content:
-            return hit[1]
-        d = digest(m.content)
-        self.digests[k] = (m.content, d)
-        return d
 
     def query_vector(self, embedder: Embedder, query: str) -> array[float]:
         """The unit vector of ``query``, embedded once per embedder (the last
@@ -195,7 +181,6 @@ class RankCache:
             self.epoch += 1
             tables: list[dict[tuple[str, str], Any]] = [*self.terms.values()]
             tables += self.vectors.values()
-            tables.append(self.digests)
             for table in tables:
                 gone = [k for k in table if k[0] == namespace and (want is None or k[1] in want)]
                 for k in gone:
@@ -234,7 +219,7 @@ class RankCache:
         store = backend if isinstance(backend, VectorStore) else None
         fresh: dict[tuple[str, str], tuple[str, array[float]]] = {}
         if missing and store is not None:
-            missing = _load(store, embedder, missing, fresh, self.digest)
+            missing = _load(store, embedder, missing, fresh)
         report = _PROGRESS.get() if missing else None
         if report is not None:
             report(0, len(missing))
@@ -282,7 +267,7 @@ class RankCache:
         store = backend if isinstance(backend, VectorStore) else None
         if missing and store is not None:
             found: dict[tuple[str, str], tuple[str, array[float]]] = {}
-            _load(store, embedder, missing, found, self.digest)
+            _load(store, embedder, missing, found)
             got.update(found)
             with self._lock:
                 if epoch is None or epoch == self.epoch:
@@ -314,7 +299,6 @@ def _load(
     embedder: Embedder,
     mems: list[Memory],
     table: dict[tuple[str, str], tuple[str, array[float]]],
-    digests: Callable[[Memory], str],
 ) -> list[Memory]:
     """Fill ``table`` from the stored vectors; returns the records still missing.
     Each namespace's lookup is one read view of the backend."""
@@ -328,7 +312,7 @@ def _load(
             got = store.get_vectors(ns, embedder.name, [m.id for m in group])
         for m in group:
             hit = got.get(m.id)
-            if hit is None or hit[0] != digests(m) or len(hit[1]) != size:
+            if hit is None or hit[0] != digest(m.content) or len(hit[1]) != size:
                 rest.append(m)
                 continue
             vec = array("f", bytes(hit[1]))  # bytes (never read as an iterable of ints)

@@ -105,11 +105,9 @@ def load(
     key: str,
     mems: list[Memory],
     table: Table,
-    digests: Callable[[Memory], str] = lambda m: digest(m.content),
 ) -> list[Memory]:
     """Fill ``table`` from the stored tokens; returns the records still missing
-    (none stored, or stored for other text). One read view per namespace.
-    ``digests`` gives a record's `digest` when it was computed already."""
+    (none stored, or stored for other text). One read view per namespace."""
     by_ns: dict[str, list[Memory]] = {}
     for m in mems:
         by_ns.setdefault(m.namespace, []).append(m)
@@ -119,7 +117,7 @@ def load(
             got = store.get_terms(ns, key, [m.id for m in group])
         for m in group:
             hit = got.get(m.id)
-            if hit is None or hit[0] != digests(m):
+            if hit is None or hit[0] != digest(m.content):
                 rest.append(m)
                 continue
             blob = hit[1] if isinstance(hit[1], bytes) else bytes(hit[1])

@@ -19,6 +19,9 @@ from ..sqlrows import (
 )
 from .parts import SQLiteParts, chunks, marks
 
+WHOLE_MIN = 2000
+"""Ids from which stored vectors or tokens are read in one pass over the namespace's."""
+
 
 class MetaTables(SQLiteParts):
     """Branches, lifecycle, erasure, vectors and audit of one SQLite store
@@ -237,8 +240,7 @@ class MetaTables(SQLiteParts):
     def get_vectors(
         self, ns: str, embedder: str, ids: Iterable[str]
     ) -> dict[str, tuple[str, bytes]]:
-        return self._blobs("SELECT id, digest, vec FROM vectors WHERE ns=? AND embedder=?",
-                           ns, embedder, ids)  # fmt: skip
+        return self._blobs("vectors", "embedder", "vec", ns, embedder, ids)
 
     def put_vectors(self, ns: str, embedder: str, rows: list[tuple[str, str, bytes]]) -> None:
         self._put_blobs("vectors", ns, embedder, rows)
@@ -246,23 +248,39 @@ class MetaTables(SQLiteParts):
     def get_terms(
         self, ns: str, tokenizer: str, ids: Iterable[str]
     ) -> dict[str, tuple[str, bytes]]:
-        return self._blobs("SELECT id, digest, toks FROM terms WHERE ns=? AND tokenizer=?",
-                           ns, tokenizer, ids)  # fmt: skip
+        return self._blobs("terms", "tokenizer", "toks", ns, tokenizer, ids)
 
     def put_terms(self, ns: str, tokenizer: str, rows: list[tuple[str, str, bytes]]) -> None:
         self._put_blobs("terms", ns, tokenizer, rows)
 
     def _blobs(
-        self, select: str, ns: str, key: str, ids: Iterable[str]
+        self, table: str, keycol: str, col: str, ns: str, key: str, ids: Iterable[str]
     ) -> dict[str, tuple[str, bytes]]:
         nid = self._ns(ns)
         if nid is None:
             return {}
+        select = f"SELECT id, digest, {col} FROM {table} WHERE ns=? AND {keycol}=?"
         out: dict[str, tuple[str, bytes]] = {}
-        for chunk in chunks(list(ids)):
+        want = list(ids)
+        if len(want) >= WHOLE_MIN:
+            # Many ids: one pass over the namespace's rows (under its key) costs
+            # less than a lookup per id, unless the ids are a small part of them.
+            count = f"SELECT count(*) FROM {table} WHERE ns=? AND {keycol}=?"
+            (held,) = self._db.execute(count, (nid, key)).fetchone()
+            if len(want) * 4 >= held:
+                wanted = set(want)
+                # In rowid order (the order rows were written in): a walk of the
+                # key's index would read the table's pages at random.
+                rowids = f"SELECT rowid FROM {table} WHERE ns=? AND {keycol}=?"
+                whole = f"SELECT id, digest, {col} FROM {table} WHERE rowid IN ({rowids})"
+                for rid, digest, blob in self._db.execute(whole, (nid, key)):
+                    if rid in wanted:
+                        out[rid] = (digest, blob)
+                return out
+        for chunk in chunks(want):
             sql = f"{select} AND id IN ({marks(len(chunk))})"
             for rid, digest, blob in self._db.execute(sql, (nid, key, *chunk)):
-                out[rid] = (digest, bytes(blob))
+                out[rid] = (digest, blob)
         return out
 
     def _put_blobs(self, table: str, ns: str, key: str, rows: list[tuple[str, str, bytes]]) -> None:
