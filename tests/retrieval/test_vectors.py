@@ -133,3 +133,50 @@ def test_many_ids_are_read_in_one_pass_with_the_same_answer(
         r[0] for r in rows[:5]
     }
     s.close()
+
+
+def test_vectors_are_written_in_large_transactions_and_kept_when_embedding_fails(
+    reopen: Callable[[], Store],
+) -> None:
+    """A search embedding many records writes their vectors every `_SAVE`
+    records (not one transaction per batch of 64), and at the end: an embedder
+    that fails part-way leaves what was written before the failure stored, and
+    the next search embeds only the rest."""
+    from branchmem.errors import EmbeddingError
+    from branchmem.retrieval import cache as cache_mod
+
+    class Failing(Counting):
+        fail_after: int | None = None
+
+        def embed_passages(self, texts: Sequence[str]) -> list[Vector]:
+            if self.fail_after is not None and self.passages >= self.fail_after:
+                raise EmbeddingError("down")
+            return super().embed_passages(texts)
+
+    s = reopen()
+    n = cache_mod._SAVE + 700
+    s.add_events([{"id": "e1"}])
+    s.add_memories([{"content": f"记录 {i}", "sources": ["e1"], "id": f"m{i}"} for i in range(n)])
+    b = s._engine.backend
+    assert isinstance(b, VectorStore)
+    emb = Failing()
+    emb.fail_after = cache_mod._SAVE + 64  # fails after the first write
+    try:
+        s.search("记录", at="e1", embedder=emb, cutoff="off")
+    except EmbeddingError:
+        pass
+    else:
+        raise AssertionError("the embedder was to fail")
+    ids = [f"m{i}" for i in range(n)]
+    kept = len(b.get_vectors("default", emb.name, ids))
+    assert cache_mod._SAVE <= kept < n
+    emb.fail_after = None
+    before = emb.passages
+    s.close()
+    s = reopen()
+    s.search("记录", at="e1", embedder=emb, cutoff="off")
+    assert emb.passages - before == n - kept  # only those not written before
+    b = s._engine.backend
+    assert isinstance(b, VectorStore)
+    assert len(b.get_vectors("default", emb.name, ids)) == n
+    s.close()

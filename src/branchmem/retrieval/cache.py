@@ -24,6 +24,7 @@ it last looked (`branchmem.engine`).
 from __future__ import annotations
 
 import threading
+import time
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -43,6 +44,10 @@ from .tokenize import Tokenizer
 from .vectors import TermStats, digest, unit_vector, unit_vectors
 
 _BATCH = 64
+_SAVE, _SAVE_S = 2048, 1.0
+"""Vectors made are written once this many are waiting or this many seconds
+have passed since the last write (and at the end): one transaction per batch
+cost more than the writes themselves, and a crash loses at most a second's work."""
 _PROGRESS: ContextVar[Callable[[int, int], None] | None] = ContextVar("progress", default=None)
 
 
@@ -223,6 +228,8 @@ class RankCache:
         report = _PROGRESS.get() if missing else None
         if report is not None:
             report(0, len(missing))
+        unsaved: list[Memory] = []
+        saved_at = time.monotonic()
         for i in range(0, len(missing), _BATCH):
             batch = missing[i : i + _BATCH]
             vecs = embedder.embed_passages([m.content for m in batch])
@@ -233,8 +240,13 @@ class RankCache:
                 )
             for m, u in zip(batch, unit_vectors(vecs, embedder), strict=True):
                 fresh[(m.namespace, m.id)] = (m.content, u)
-            if store is not None:
-                _save(store, embedder, batch, fresh)
+            unsaved += batch
+            last = i + _BATCH >= len(missing)
+            if store is not None and (
+                last or len(unsaved) >= _SAVE or time.monotonic() - saved_at >= _SAVE_S
+            ):
+                _save(store, embedder, unsaved, fresh)
+                unsaved, saved_at = [], time.monotonic()
             if report is not None:
                 report(i + len(batch), len(missing))
         got.update(fresh)
