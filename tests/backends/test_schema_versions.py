@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from branchmem import StorageError, Store
+from branchmem import HashingEmbedder, StorageError, Store
 from branchmem.backends.migrations import CURRENT
 from branchmem.backends.sqlite import schema as sqlite_schema
 
@@ -230,13 +230,17 @@ def test_a_version_9_store_opens_read_only_as_it_is(tmp_path: Path) -> None:
     version-9 file reads it without upgrading (a read-only open of version 8
     is refused: `test_a_version_8_store_gets_a_terms_table`)."""
     path = tmp_path / "v9.db"
+    n = 2100  # enough for the one-pass read of stored vectors and tokens
     with Store(path) as store:
         store.add_event("e1")
         store.add_memory("fact", sources=["e1"], id="m1")
+        store.add_memories([{"content": f"other {i}", "sources": ["e1"]} for i in range(n)])
+        want = [h.memory.id for h in store.search("fact", at="e1", embedder=HashingEmbedder())]
     _as_version_9(path)
     before = path.read_bytes()
     with Store(path, readonly=True) as store:
-        assert [m.id for m in store.memories(at="e1")] == ["m1"]
-        assert [h.memory.id for h in store.search("fact", at="e1")] == ["m1"]
+        assert len(store.memories(at="e1")) == n + 1
+        got = store.search("fact", at="e1", embedder=HashingEmbedder())
+        assert [h.memory.id for h in got] == want and want[0] == "m1"
     assert path.read_bytes() == before
     assert set(_clustered(path).values()) == {True} and _versions(path) == ("9", [9])

@@ -30,6 +30,7 @@ from ..sqlrows import SEP as SEP  # callers join id lists with it
 from .graph import GraphTables
 from .jobs import SQLiteJobs
 from .meta import MetaTables
+from .parts import rowid_tables
 from .schema import SCHEMA, check_readonly, prepare
 from .tree import TreeTables
 
@@ -166,6 +167,9 @@ class SQLiteBackend(TreeTables, GraphTables, MetaTables, SQLiteJobs):
         self._audit_top: dict[int, int] = {}
         self._branch_list: dict[int, list[tuple[str, str]]] = {}
         self._recent: dict[tuple[int, str], tuple[Any, ...]] = {}
+        # A file's tables never lose their rowid (an upgrade adds it), so what
+        # is read at open stays true.
+        self._rowid = rowid_tables(self._db)
         # Generation: a count of changes seen (our commits, and data_version moves
         # for everyone else's) and the stored erasure counter as last read.
         self._writes = 0

@@ -346,16 +346,21 @@ class GraphTables(SQLiteParts):
         nid = self._ns(ns)
         if nid is None or not ranges:
             return iter(())
-        cols = ", ".join("c." + c for c in REC_COLS.split(", "))
         where = f"c.ns={nid} AND c.seg=r.seg AND c.pos<=r.upto"
         if after:
             spans: list[tuple[int, ...]] = [(s, after.get(s, -1), u) for s, u in ranges.items()]
             where += " AND c.pos>r.lo"
         else:
             spans = list(ranges.items())
-        rows = self._range_query(
-            spans, f"SELECT {cols} FROM r CROSS JOIN records c INDEXED BY records_pos WHERE {where}"
-        )
+        # The rows in rowid order (the order they were written in), found by the
+        # index first: read in the index's order they fall on the table's pages
+        # at random. Callers order what they show by seq.
+        found = f"FROM r CROSS JOIN records c INDEXED BY records_pos WHERE {where}"
+        if "records" in self._rowid:
+            select = f"SELECT {REC_COLS} FROM records WHERE rowid IN (SELECT c.rowid {found})"
+        else:
+            select = "SELECT " + ", ".join("c." + c for c in REC_COLS.split(", ")) + f" {found}"
+        rows = self._range_query(spans, select)
         return (self._record(ns, r) for r in list(rows))
 
     def retractions_of(self, ns: str, target_ids: Iterable[str]) -> list[RecordRow]:

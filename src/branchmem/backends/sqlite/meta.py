@@ -262,7 +262,7 @@ class MetaTables(SQLiteParts):
         select = f"SELECT id, digest, {col} FROM {table} WHERE ns=? AND {keycol}=?"
         out: dict[str, tuple[str, bytes]] = {}
         want = list(ids)
-        if len(want) >= WHOLE_MIN:
+        if len(want) >= WHOLE_MIN and table in self._rowid:
             # Many ids: one pass over the namespace's rows (under its key) costs
             # less than a lookup per id, unless the ids are a small part of them.
             count = f"SELECT count(*) FROM {table} WHERE ns=? AND {keycol}=?"

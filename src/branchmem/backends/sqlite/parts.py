@@ -19,6 +19,13 @@ def chunks(items: Sequence[Any], n: int = CHUNK) -> Iterator[Sequence[Any]]:
         yield items[i : i + n]
 
 
+def rowid_tables(db: sqlite3.Connection) -> frozenset[str]:
+    """The tables of the file that have a rowid (all large ones from schema
+    version 10; an older file opened read-only keeps them without)."""
+    rows = db.execute("SELECT name, sql FROM sqlite_master WHERE type='table'").fetchall()
+    return frozenset(n for n, sql in rows if "WITHOUT ROWID" not in (sql or "").upper())
+
+
 def marks(n: int) -> str:
     return ",".join("?" * n)
 
@@ -61,6 +68,7 @@ class SQLiteParts:
     # (connected events of small batches, the parents and sources of the next
     # single writes); also dropped by any erasure.
     _recent: dict[tuple[int, str], tuple[Any, ...]]
+    _rowid: frozenset[str]  # the tables that have a rowid (`rowid_tables`)
 
     _event = staticmethod(event_from_row)
     _record = staticmethod(record_from_row)
