@@ -322,13 +322,17 @@ def _load(
     for ns, group in by_ns.items():
         with _reading(store):
             got = store.get_vectors(ns, embedder.name, [m.id for m in group])
+        get = got.get
         for m in group:
-            hit = got.get(m.id)
-            if hit is None or hit[0] != digest(m.content) or len(hit[1]) != size:
-                rest.append(m)
-                continue
-            vec = array("f", bytes(hit[1]))  # bytes (never read as an iterable of ints)
-            table[(m.namespace, m.id)] = (m.content, vec)
+            hit = get(m.id)
+            if hit is not None:
+                dig, blob = hit
+                if len(blob) == size and dig == digest(m.content):
+                    if type(blob) is not bytes:  # (a view would be read as ints)
+                        blob = bytes(blob)
+                    table[(ns, m.id)] = (m.content, array("f", blob))
+                    continue
+            rest.append(m)
     return rest
 
 

@@ -244,7 +244,8 @@ class VectorIndex(_Held):
             return
         n_old, n = len(self.vecs) - len(vecs), len(self.vecs)
         if self._buf is None or self._buf.shape[0] < n:
-            buf = np.empty((max(64, 2 * n), self.dim), dtype=np.float32)
+            # Made to size at first (a new process's whole set), doubled as it grows.
+            buf = np.empty((max(64, n if self._buf is None else 2 * n), self.dim), np.float32)
             if self._buf is not None:
                 buf[:n_old] = self._buf[:n_old]
             self._buf = buf

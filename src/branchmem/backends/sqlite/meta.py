@@ -273,10 +273,8 @@ class MetaTables(SQLiteParts):
                 # key's index would read the table's pages at random.
                 rowids = f"SELECT rowid FROM {table} WHERE ns=? AND {keycol}=?"
                 whole = f"SELECT id, digest, {col} FROM {table} WHERE rowid IN ({rowids})"
-                for rid, digest, blob in self._db.execute(whole, (nid, key)):
-                    if rid in wanted:
-                        out[rid] = (digest, blob)
-                return out
+                rows = self._db.execute(whole, (nid, key))
+                return {rid: (digest, blob) for rid, digest, blob in rows if rid in wanted}
         for chunk in chunks(want):
             sql = f"{select} AND id IN ({marks(len(chunk))})"
             for rid, digest, blob in self._db.execute(sql, (nid, key, *chunk)):
