@@ -1,4 +1,17 @@
-"""The writes that store one LangGraph checkpoint (`write_checkpoint`)."""
+"""The writes that store one LangGraph checkpoint (`write_checkpoint`), and the
+root event of a checkpoint in the thread's bookkeeping namespace (`has_root`,
+`ensure_root`).
+
+The layout (`BranchmemSaver` reads both): a checkpoint put first is one row in
+the thread's namespace, its root event, whose meta holds the data (``type``
+``"checkpoint"``, the checkpoint namespace and id, the serialised checkpoint,
+metadata and parent id); the thread's events list its checkpoints. Where the
+root already existed (pending writes arrived first, or the same id is put
+again), the data is a record sourced from the root, and a listing record
+sourced from `_keys.THREAD_ROOT` lists it: the layout every checkpoint had
+before, which stores written then still hold. Data at the root, when there
+is some, is newer than the root's own.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +20,24 @@ from typing import Any
 from ...model import Memory
 from ...store import Store
 from . import _keys as k
+
+CP = "checkpoint"
+"""The ``type`` of a checkpoint's data (a root's meta or a record's)."""
+
+
+def has_root(s: Store, tns: str, root: str) -> bool:
+    try:
+        s.get_event(root, namespace=tns)
+    except KeyError:  # UnknownEvent
+        return False
+    return True
+
+
+def ensure_root(s: Store, tns: str, root: str) -> None:
+    """The checkpoint's root, made bare where neither its checkpoint nor a write
+    on it made it yet (pending writes may arrive before their checkpoint)."""
+    if not has_root(s, tns, root):
+        s.add_events([{"id": root, "role": "note", "namespace": tns}])
 
 
 def write_checkpoint(
@@ -17,20 +48,17 @@ def write_checkpoint(
     cid: str,
     root: str,
     lineage: list[str],
-    old: list[Memory],
     data: dict[str, Any],
     newest: bool,
 ) -> None:
-    """The writes of `BranchmemSaver.put` in ``s``: the checkpoint ``cid`` as an
-    event of ``ns`` under ``lineage``, its data (``old``: what it replaces) and
+    """The writes of `BranchmemSaver.put` in ``s``, inside its transaction: the
+    checkpoint ``cid`` as an event of ``ns`` under ``lineage``, its data and
     listing in the thread's bookkeeping namespace, and the thread's latest
     pointer when ``newest`` (``cid`` is the newest of its checkpoint namespace)."""
     tns = k.thread_namespace(ns, thread)
     # The caller's namespace before the thread's, as a store write does: on
     # PostgreSQL a transaction locks each namespace at its first statement.
-    # (One call per namespace: a batch across namespaces is planned twice.
-    # The root is the same event each time, so its add cannot fail once
-    # the checkpoint's did not.)
+    # (One call per namespace: a batch across namespaces is planned twice.)
     s.add_events(
         [
             {
@@ -42,7 +70,20 @@ def write_checkpoint(
             }
         ]
     )
-    s.add_events([{"id": root, "role": "note", "namespace": tns}])
+    # Looked up inside the transaction: a write on this checkpoint may have
+    # committed its root since the caller's reads.
+    if not has_root(s, tns, root):  # the common case: one row holds it all
+        s.add_events([{"id": root, "role": "note", "namespace": tns, "meta": data}])
+    else:
+        _write_at_root(s, tns, cp_ns, cid, root, data)
+    if newest:
+        s.set_branch(k.latest_branch(cp_ns), root, namespace=tns)
+
+
+def _write_at_root(
+    s: Store, tns: str, cp_ns: str, cid: str, root: str, data: dict[str, Any]
+) -> None:
+    """The data as a record at an existing root, and the checkpoint's listing."""
     listing = {
         "content": "",
         "sources": [k.THREAD_ROOT],
@@ -51,6 +92,7 @@ def write_checkpoint(
         "id": k.listing_record(cp_ns, cid),
         "meta": {"checkpoint_ns": cp_ns, "checkpoint_id": cid},
     }
+    old = stored_data(s.memories(at=root, namespace=tns, include_archived=True))
     if old:  # putting the same checkpoint id again replaces its data
         s.supersede(old[-1].id, "", sources=[root], namespace=tns, meta=data)
         s.add_memories([listing])
@@ -59,5 +101,8 @@ def write_checkpoint(
             [{"content": "", "sources": [root], "kind": "working", "namespace": tns,
               "meta": data}, listing]
         )  # fmt: skip
-    if newest:
-        s.set_branch(k.latest_branch(cp_ns), root, namespace=tns)
+
+
+def stored_data(records: list[Memory]) -> list[Memory]:
+    """The records among ``records`` (a root's) that hold checkpoint data."""
+    return [m for m in records if m.meta and m.meta.get("type") == CP]

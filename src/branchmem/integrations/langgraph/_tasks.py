@@ -14,6 +14,7 @@ from langchain_core.runnables import RunnableConfig
 from ...errors import InvalidInput
 from ...store import Store
 from . import _keys as k
+from ._checkpoints import ensure_root
 
 TASK = "task"
 """The bookkeeping record type of a task link."""
@@ -73,7 +74,7 @@ def link_task(store: Store, ns: str, tns: str, thread: str, cid: str, task_id: s
         [{"id": ev, "parent": k.checkpoint_event(thread, "", cid), "role": "note",
           "namespace": ns}]
     )  # fmt: skip
-    store.add_events([{"id": root, "role": "note", "namespace": tns}])
+    ensure_root(store, tns, root)  # (its checkpoint's put has made it, with its data)
     store.add_memory(
         "", sources=[root], kind="working", namespace=tns, id=k.task_link(cid, task_id),
         meta={"type": TASK, "task_id": task_id},

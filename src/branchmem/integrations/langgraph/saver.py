@@ -9,8 +9,10 @@ the parent checkpoint): that is how what a step wrote becomes visible in every
 later checkpoint of its branch, and in none forked from before it.
 
 Checkpoint data, metadata and pending writes are serialized with the saver's
-``serde`` and kept as records in a bookkeeping namespace per thread; on a Store
-with a redactor, the state, metadata and writes are redacted first (`_state`).
+``serde`` and kept in a bookkeeping namespace per thread: a checkpoint is one
+row there, the meta of its root event, and its pending writes are records
+sourced from that root (`_checkpoints`). On a Store with a redactor, the
+state, metadata and writes are redacted first (`_state`).
 """
 
 from __future__ import annotations
@@ -35,20 +37,20 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from ...errors import InvalidInput, UnknownBranch
-from ...model import Memory
+from ...model import Event, Memory
 from ...store import Store
 from ...validate import check_int
 from . import _keys as k
 from . import _state
 from . import _views as _lt
-from ._checkpoints import write_checkpoint
+from ._checkpoints import CP, ensure_root, has_root, stored_data, write_checkpoint
 from ._tasks import TASK, link_task, one_read, one_transaction, task_of
 from ._tasks import Desc as _Desc
 from ._tasks import config_of as _config
 from ._tasks import thread_and_ns as _thread_and_ns
 
-_CP = "checkpoint"
 _WRITE = "write"
+_PAGE = 1000
 
 
 class BranchmemSaver(BaseCheckpointSaver[str]):
@@ -130,14 +132,15 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
                         if m.meta and m.meta.get("type") == TASK
                     ]
                     lineage = sorted(tasks) or lineage
-            old = [m for m in self._records(tns, root) if m.meta and m.meta.get("type") == _CP]
             latest = self._latest(tns, cp_ns)
         if self.store.redactor is not None:
             values = self._redact(checkpoint.get("channel_values"))
             checkpoint = {**checkpoint, "channel_values": values}
             meta = self._redact(meta)
         data = {
-            "type": _CP,
+            "type": CP,
+            "checkpoint_ns": cp_ns,
+            "checkpoint_id": cid,
             "checkpoint": self._dump(checkpoint),
             "metadata": self._dump(meta),
             "parent": parent,
@@ -146,7 +149,7 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         # cost); the long-term view and waiting tasks are told once it commits.
         newest = latest is None or cid >= latest
         with one_transaction(s):
-            write_checkpoint(s, ns, thread, cp_ns, cid, root, lineage, old, data, newest)
+            write_checkpoint(s, ns, thread, cp_ns, cid, root, lineage, data, newest)
         event = k.checkpoint_event(thread, cp_ns, cid)
         if newest and cp_ns == "":  # the thread's head moved: the long-term view follows
             _lt.head_moved(s, ns, thread, event, lineage)
@@ -174,9 +177,8 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         with one_transaction(self.store, synced=synced):
             tns = k.thread_namespace(self.namespace, thread)
             root = k.checkpoint_root(cp_ns, cid)
+            ensure_root(self.store, tns, root)  # (writes may come before their checkpoint)
             records = self._records(tns, root)
-            if not records:  # writes on a checkpoint not stored (yet): give them a root
-                self.store.add_event(root, role="note", namespace=tns)
             stored = {
                 (m.meta["task_id"], m.meta["idx"]): m
                 for m in records
@@ -233,11 +235,17 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         return tup
 
     def _tuple(self, thread: str, tns: str, cp_ns: str, cid: str) -> CheckpointTuple | None:
-        recs = self._records(tns, k.checkpoint_root(cp_ns, cid))
-        data = [m.meta for m in recs if m.meta and m.meta.get("type") == _CP]
-        if not data:
+        root = k.checkpoint_root(cp_ns, cid)
+        try:
+            meta = self.store.get_event(root, namespace=tns).meta
+        except KeyError:  # UnknownEvent: no such checkpoint
             return None
-        d = data[-1]
+        recs = self._records(tns, root)
+        # Data at the root is newer than the root's own (`_checkpoints`).
+        data = [m.meta for m in stored_data(recs) if m.meta]
+        d = data[-1] if data else meta if meta and meta.get("type") == CP else None
+        if d is None:
+            return None
         writes = sorted(
             (m.meta for m in recs if m.meta and m.meta.get("type") == _WRITE),
             key=lambda w: writes_sort_key(w["task_path"], w["task_id"], w["idx"]),
@@ -292,14 +300,30 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
 
     def _checkpoints(self, tns: str) -> builtins.list[tuple[str, str]]:
         """A thread's (checkpoint_ns, checkpoint_id) pairs: by namespace in first-seen
-        order, newest id first within each."""
+        order, newest id first within each. Listed by the roots that hold their
+        data and by listing records (`_checkpoints`: the layout before)."""
         pairs = [
             (m.meta["checkpoint_ns"], m.meta["checkpoint_id"])
             for m in self._records(tns, k.THREAD_ROOT)
             if m.meta
         ]
+        offset = 0
+        while page := self._events(tns, offset):
+            offset += len(page)
+            pairs += [
+                (e.meta["checkpoint_ns"], e.meta["checkpoint_id"])
+                for e in page
+                if e.meta and e.meta.get("type") == CP
+            ]
+        pairs = list(dict.fromkeys(pairs))
         order = {n: i for i, n in reversed(list(enumerate(p[0] for p in pairs)))}
         return sorted(pairs, key=lambda p: (order[p[0]], _Desc(p[1])))
+
+    def _events(self, tns: str, offset: int, limit: int = _PAGE) -> builtins.list[Event]:
+        try:
+            return self.store.events(namespace=tns, offset=offset, limit=limit)
+        except KeyError:  # nothing stored in the namespace yet
+            return []
 
     def _records(self, ns: str, at: str) -> builtins.list[Memory]:
         try:
@@ -340,7 +364,7 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         # The thread's namespace first, then its listing: a thread namespace
         # is never left unlisted (`branchmem.derived`).
         tns = k.thread_namespace(self.namespace, thread_id)
-        if self._records(tns, k.THREAD_ROOT):
+        if self._events(tns, 0, limit=1):
             self.store.purge(whole_namespace=True, namespace=tns)
         reg = k.registry_namespace(self.namespace)
         tid = k.thread_record(thread_id)
@@ -350,14 +374,21 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         _lt.head_moved(self.store, self.namespace, thread_id, None)
 
     def _drop(self, thread: str, pairs: builtins.list[tuple[str, str]]) -> None:
-        """Forget some checkpoints of a thread: their data, writes and listing."""
+        """Forget some checkpoints of a thread: their data, writes and listing
+        (their roots are blanked: the data some of them hold goes with it)."""
         tns = k.thread_namespace(self.namespace, thread)
+        roots: builtins.list[str] = []
         doomed: builtins.list[str] = []
+        listed = {m.id for m in self._records(tns, k.THREAD_ROOT)}
         for cp_ns, cid in pairs:
-            doomed.append(k.listing_record(cp_ns, cid))
-            doomed += [m.id for m in self._records(tns, k.checkpoint_root(cp_ns, cid))]
-        if doomed:
-            self.store.purge(memories=doomed, namespace=tns)
+            root = k.checkpoint_root(cp_ns, cid)
+            if has_root(self.store, tns, root):
+                roots.append(root)
+                doomed += [m.id for m in self._records(tns, root)]
+            if (ls := k.listing_record(cp_ns, cid)) in listed:
+                doomed.append(ls)
+        if roots or doomed:
+            self.store.purge(events=roots, memories=doomed, namespace=tns)
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Forget every checkpoint whose metadata ``run_id`` is one of ``run_ids``."""
