@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import pytest
+
 from branchmem import HashingEmbedder, Store
 from branchmem.backends.base import VectorStore
 from branchmem.retrieval.embed import Vector
@@ -179,4 +181,35 @@ def test_vectors_are_written_in_large_transactions_and_kept_when_embedding_fails
     b = s._engine.backend
     assert isinstance(b, VectorStore)
     assert len(b.get_vectors("default", emb.name, ids)) == n
+    s.close()
+
+
+def test_a_large_set_read_from_the_store_is_held_once(
+    reopen: Callable[[], Store], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From `pending.BULK` records, a new process's first search hands the
+    stored vectors it read to the search's state alone (no copy per record in
+    the cache); its hits, and those of a later search at another anchor (a
+    state of its own, read again), are what a store without that path gives."""
+    from branchmem.retrieval import pending
+    from branchmem.retrieval.cache import cache_for
+
+    emb = Counting()
+    s = reopen()
+    s.add_events([{"id": "e1"}, {"id": "e2", "parent": "e1"}, {"id": "e3", "parent": "e1"}])
+    texts = [f"记录 {i} 花生" if i % 7 == 0 else f"记录 {i}" for i in range(300)]
+    s.add_memories([{"content": t, "sources": [f"e{1 + i % 3}"]} for i, t in enumerate(texts)])
+
+    def hits(store: Store, at: str) -> list[tuple[str, float]]:
+        got = store.search("花生", at=at, k=8, embedder=emb, now=2e9, cutoff="off")
+        return [(h.memory.id, h.score) for h in got]
+
+    want = {at: hits(s, at) for at in ("e2", "e3")}  # every vector made and stored
+    s.close()
+    monkeypatch.setattr(pending, "BULK", 50)
+    s = reopen()
+    assert hits(s, "e2") == want["e2"]
+    assert not cache_for(s).vectors.get(emb.name), "the state holds them, not a copy per record"
+    assert hits(s, "e3") == want["e3"]
+    assert emb.passages == 300  # nothing embedded again
     s.close()

@@ -44,6 +44,8 @@ from .tokenize import Tokenizer
 from .vectors import TermStats, digest, unit_vector, unit_vectors
 
 _BATCH = 64
+Found = dict[tuple[str, str], tuple[str, "array[float]"]]
+"""Vectors by (namespace, id), with the text each was made from."""
 _SAVE, _SAVE_S = 2048, 1.0
 """Vectors made are written once this many are waiting or this many seconds
 have passed since the last write (and at the end): one transaction per batch
@@ -199,13 +201,15 @@ class RankCache:
         mems: Sequence[Memory],
         backend: object = None,
         epoch: int | None = None,
+        found: Found | None = None,
     ) -> list[array[float]]:
         """Unit vectors of each record, embedding (in batches) only the missing ones.
 
         With a ``backend`` that keeps vectors (`VectorStore`), vectors are read
         from it first and the ones embedded here are written to it, so each
         record is embedded once per embedder, not once per process. What is new
-        is kept in process unless `epoch` is given and has moved.
+        is kept in process unless `epoch` is given and has moved. ``found``:
+        what `known_vectors` put into the caller's map, looked up first.
         """
         with self._lock:
             table = self.vectors.setdefault(embedder.name, {})
@@ -215,7 +219,9 @@ class RankCache:
         missing_by_key: dict[tuple[str, str], Memory] = {}
         for m in mems:
             k = (m.namespace, m.id)
-            hit = table.get(k)
+            hit = found.get(k) if found else None
+            if hit is None or hit[0] != m.content:
+                hit = table.get(k)
             if hit is not None and hit[0] == m.content:
                 got[k] = hit
             else:
@@ -261,10 +267,14 @@ class RankCache:
         mems: Sequence[Memory],
         backend: object = None,
         epoch: int | None = None,
+        into: Found | None = None,
     ) -> list[array[float] | None]:
         """The unit vector of each record that has one already, in process or
         stored (None for the others), without embedding any. Stored ones found
-        are kept in process (unless `epoch` is given and has moved)."""
+        are kept in process (unless `epoch` is given and has moved), or only
+        put ``into`` the caller's map when it gives one (a search building a
+        large state whole: the state holds them, and a copy per record here
+        would double what the process holds)."""
         with self._lock:
             table = self.vectors.setdefault(embedder.name, {})
         got: dict[tuple[str, str], tuple[str, array[float]]] = {}
@@ -281,9 +291,12 @@ class RankCache:
             found: dict[tuple[str, str], tuple[str, array[float]]] = {}
             _load(store, embedder, missing, found)
             got.update(found)
-            with self._lock:
-                if epoch is None or epoch == self.epoch:
-                    table.update(found)
+            if into is not None:
+                into.update(found)
+            else:
+                with self._lock:
+                    if epoch is None or epoch == self.epoch:
+                        table.update(found)
         out: list[array[float] | None] = []
         for m in mems:
             hit = got.get((m.namespace, m.id))

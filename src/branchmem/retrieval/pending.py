@@ -22,12 +22,17 @@ from ..engine import Engine
 from ..errors import EmbeddingPending
 from ..model import Memory
 from .background import background_for
-from .cache import RankCache
+from .cache import Found, RankCache
 from .embed import Embedder
 from .vectors import cosines, numpy_or_none
 
 if TYPE_CHECKING:
     from array import array
+
+
+BULK = 10_000
+"""Records from which `ready` hands the stored vectors it read to the search
+alone (see `RankCache.known_vectors`)."""
 
 
 def budget_of(engine: Engine, emb: Embedder, max_embed: int | None) -> tuple[int | None, bool]:
@@ -49,6 +54,7 @@ def ready(
     epoch: int | None,
     budget: int | None,
     behind: bool = False,
+    found: Found | None = None,
 ) -> list[Memory]:
     """Embed the candidates without a vector if they are at most ``budget``
     (else none, when ``behind`` a background embedder, or the newest
@@ -56,7 +62,10 @@ def ready(
     new = cache.states.unheld(key, emb.dim, cands)
     if not new:
         return []
-    have = cache.known_vectors(emb, new, backend, epoch)
+    # A large set read whole from the store goes to the caller's map (the
+    # search's state will hold it), not into the per-record cache.
+    into = found if found is not None and len(new) >= BULK else None
+    have = cache.known_vectors(emb, new, backend, epoch, into)
     missing = [m for m, v in zip(new, have, strict=True) if v is None]
     if not missing:
         return []

@@ -31,7 +31,7 @@ from ..validate import (
 from . import ann, fastfuse, recency_order, server_ann, when
 from . import cutoff as cutoff_mod
 from . import filters as filters_mod
-from .cache import cache_for, rank_cache
+from .cache import Found, cache_for, rank_cache
 from .candidates import Candidates, Filters, gather
 from .embed import Embedder, default_embedder, get_embedder
 from .fusion import Scored, Weights, fuse
@@ -314,7 +314,8 @@ def rank(
         backend = engine.backend
         q = cache.query_vector(emb, query)
         budget, behind = budget_of(engine, emb, max_embed)
-        left = ready(cache, emb, (key, emb.name), cands, backend, epoch, budget, behind)
+        found: Found = {}
+        left = ready(cache, emb, (key, emb.name), cands, backend, epoch, budget, behind, found)
         if left:
             left_over(engine, emb, key[0], left, vector_only=tok is None)
             vec, pending = cosines_of_known(cache, emb, cands, backend, epoch, q, large)
@@ -325,7 +326,7 @@ def rank(
             index = cache.ann_index(key[0], emb, epoch)
 
         def vectors_of(ms: Sequence[Memory]) -> list[array[float]]:
-            return cache.passage_vectors(emb, ms, backend, epoch)
+            return cache.passage_vectors(emb, ms, backend, epoch, found)
 
         def use(st: VectorIndex) -> Any:
             if not large:
