@@ -31,6 +31,13 @@ SCRIPTS = [f for f in FILES if 'if __name__ == "__main__":' in f.read_text(encod
 # ``--smoke`` prints. Ratios are printed as a number followed by "x".
 EXPECTED: dict[str, list[tuple[str, int]]] = {
     "ann": [(r"top-100 query +\d+\.\d\d ms \(\d+\.\d\dx the floor\), recall@10 \d\.\d{3}$", 1)],
+    "ann_recall": [
+        (
+            r"^(random|clustered) +2,000 records: first search .* \(\d+\.\d\dx\), "
+            r"recall@10 \d\.\d{3}$",
+            2,
+        )
+    ],
     "branches": [(r"vs (read of target|sum of singles) +\d+\.\d{3} ms +ratio +\d+\.\d\dx$", 20)],
     "background": [
         (r"^add_event, extraction queued .*: \d+\.\d\dx \(goal <= 1\.5x\)$", 1),

@@ -14,8 +14,10 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -170,3 +172,48 @@ def test_a_kept_gate_answer_is_not_reused_across_time(make_store: Callable[[], S
     assert len(store.search("花生", at="e1", embedder="hashing", now=50.0, cutoff="off")) == 1
     assert store.search("花生", at="e1", embedder="hashing", now=150.0, cutoff="off") == []
     assert len(store.search("花生", at="e1", embedder="hashing", now=50.0, cutoff="off")) == 1
+
+
+def test_a_large_build_runs_on_its_own_thread_while_searches_rank_exactly(
+    tmp_path: Path, forced_index: ann.Settings
+) -> None:
+    """More records missing from the index than `build_in_search`: the search
+    that finds them ranks exactly (the same hits as without the index) and
+    starts the build on a thread; once it is done, searches use the index
+    (and its answer still holds only what the gate shows)."""
+    import time
+
+    forced_index.pool, forced_index.build_in_search = 8, 5
+    s = Store(tmp_path / "s.db")
+    ids = _chat(s, 40)
+    emb = HashingEmbedder(32)
+    forced_index.enabled = False
+    want = [(h.memory.id, h.score) for h in s.search("花生", at="e39", k=5, embedder=emb, now=NOW)]
+    forced_index.enabled = True
+    release = threading.Event()
+    real_add = ann.NamespaceIndex.add
+
+    def held_add(self: ann.NamespaceIndex, mems: Any, rows: Any) -> None:
+        if threading.current_thread().name == "branchmem-ann-build":
+            assert release.wait(30)
+        real_add(self, mems, rows)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ann.NamespaceIndex, "add", held_add)
+        for _ in range(2):  # the first starts the build; the second meets it running
+            hits = s.search("花生", at="e39", k=5, embedder=emb, now=NOW)
+            assert [(h.memory.id, h.score) for h in hits] == want  # exact, without waiting
+        index = cache_for(s).ann[("default", emb.name)]
+        assert index.building and len(index) == 0
+        release.set()
+        deadline = time.monotonic() + 30
+        while (index.building or len(index) < 40) and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert len(index) == 40 and not index.building
+    calls = []
+    real = index.neighbours
+    index.neighbours = lambda q, n: calls.append(n) or real(q, n)  # type: ignore[method-assign]
+    hits = s.search("花生", at="e39", k=5, mode="vector", embedder=emb, cutoff="off")
+    assert calls, "the built index answered"
+    assert {h.memory.id for h in hits} <= set(ids)
+    s.close()
