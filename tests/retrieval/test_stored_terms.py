@@ -10,6 +10,7 @@ import itertools
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -223,3 +224,32 @@ def test_a_read_only_file_still_searches(tmp_path: Path) -> None:
     with sqlite3.connect(p) as db:
         assert db.execute("SELECT count(*) FROM terms").fetchone() == (0,)
     db.close()
+
+
+def test_stored_tokens_are_checked_one_by_one_even_when_read_together() -> None:
+    """Two stored entries that each break a character in half (one ends with
+    the first bytes of 杭, the next starts with the rest) are both made again,
+    though the two side by side would decode; the sound ones are used."""
+    from branchmem.model import Memory
+
+    whole = "杭".encode()
+    texts = {"a": "甲", "b": "乙", "c": "丙"}
+    rows = {
+        "a": (terms.digest("甲"), b"ok" + whole[:2]),
+        "b": (terms.digest("乙"), whole[2:] + b"ok"),
+        "c": (terms.digest("丙"), "丙".encode()),
+    }
+
+    class Fake:
+        def get_terms(self, ns: str, key: str, ids: list[str]) -> dict[str, tuple[str, bytes]]:
+            return {i: rows[i] for i in ids}
+
+        def put_terms(self, ns: str, key: str, got: list[tuple[str, str, bytes]]) -> None: ...
+
+        def transaction(self) -> Any: ...
+
+    mems = [Memory(id=i, content=t, sources=("e1",)) for i, t in texts.items()]
+    table: terms.Table = {}
+    rest = terms.load(Fake(), "k", mems, table)  # type: ignore[arg-type]
+    assert sorted(m.id for m in rest) == ["a", "b"]
+    assert table == {("default", "c"): ("丙", "丙".encode())}

@@ -115,19 +115,34 @@ def load(
     for ns, group in by_ns.items():
         with reading(store):
             got = store.get_terms(ns, key, [m.id for m in group])
+        found: list[tuple[Memory, bytes]] = []
+        get = got.get
         for m in group:
-            hit = got.get(m.id)
+            hit = get(m.id)
             if hit is None or hit[0] != digest(m.content):
                 rest.append(m)
                 continue
-            blob = hit[1] if isinstance(hit[1], bytes) else bytes(hit[1])
-            try:
-                blob.decode("utf-8")  # what `encode` wrote decodes; anything else is made again
-            except UnicodeDecodeError:
-                rest.append(m)
-                continue
+            blob = hit[1]
+            found.append((m, blob if type(blob) is bytes else bytes(blob)))
+        # What `encode` wrote decodes; anything else is made again. Checked all
+        # at once: a newline (no part of any other character) between two
+        # blobs, so a blob's broken end or start cannot pass with its neighbour.
+        try:
+            b"\n".join(b for _, b in found).decode("utf-8")
+        except UnicodeDecodeError:
+            rest += [m for m, b in found if not _decodes(b)]
+            found = [(m, b) for m, b in found if _decodes(b)]
+        for m, blob in found:
             table[(ns, m.id)] = (m.content, blob)
     return rest
+
+
+def _decodes(blob: bytes) -> bool:
+    try:
+        blob.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def save(
