@@ -3,6 +3,7 @@ hard for a graph index: random and clustered 384-d vectors, side by side.
 
     python bench/ann_recall.py                    # 20,000 records, both kinds
     python bench/ann_recall.py --records 100000   # any size
+    python bench/ann_recall.py --ef-factor 1      # the graph walk as wide as asked
     python bench/ann_recall.py --smoke            # 2,000 records (seconds)
 
 A SQLite store of ``--records`` records whose vectors are given (an embedder
@@ -102,7 +103,8 @@ def run(kind: str, n: int, tmp: Path) -> None:
     pairs = zip(answers[True], answers[False], strict=True)
     recall = statistics.mean(len(set(a) & set(e)) / max(len(e), 1) for a, e in pairs)
     print(
-        f"{kind:9} {n:,} records: first search exact {first[False]:.2f} s, with the index "
+        f"{kind:9} {n:,} records (ef {ann.SETTINGS.ef_factor}x): first search exact "
+        f"{first[False]:.2f} s, with the index "
         f"{first[True]:.2f} s (its build {built:.1f} s on its own thread); warm exact "
         f"{warm[False] * 1000:.1f} ms, index {warm[True] * 1000:.1f} ms "
         f"({warm[True] / warm[False]:.2f}x), recall@10 {recall:.3f}"
@@ -112,8 +114,10 @@ def run(kind: str, n: int, tmp: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--records", type=int, default=20_000)
+    ap.add_argument("--ef-factor", type=int, default=ann.SETTINGS.ef_factor)
     ap.add_argument("--smoke", action="store_true", help="2,000 records")
     args = ap.parse_args()
+    ann.SETTINGS.ef_factor = args.ef_factor
     if ann.library() is None:
         print("the ann extra (hnswlib) is not installed: nothing to measure")
         return

@@ -33,7 +33,7 @@ EXPECTED: dict[str, list[tuple[str, int]]] = {
     "ann": [(r"top-100 query +\d+\.\d\d ms \(\d+\.\d\dx the floor\), recall@10 \d\.\d{3}$", 1)],
     "ann_recall": [
         (
-            r"^(random|clustered) +2,000 records: first search .* \(\d+\.\d\dx\), "
+            r"^(random|clustered) +2,000 records \(ef \d+x\): first search .* \(\d+\.\d\dx\), "
             r"recall@10 \d\.\d{3}$",
             2,
         )
