@@ -45,7 +45,7 @@ from branchmem.model import Memory
 from branchmem.ops.cascade import CONSOLIDATED_FROM
 from branchmem.retrieval import cutoff
 from branchmem.retrieval.embed import Embedder, Vector, get_embedder
-from branchmem.retrieval.fusion import Weights
+from branchmem.retrieval.fusion import Weights, fusion_weight
 from branchmem_eval.prefeval import read_prefeval, write_prefeval_synthetic
 from branchmem_eval.public import (
     Character,
@@ -71,6 +71,7 @@ class Memo:
 
     def __init__(self, inner: Embedder) -> None:
         self.inner, self.name = inner, inner.name
+        self.fusion_weight = fusion_weight(inner)  # the search weighs its ranks as the inner's
         self.seen: dict[tuple[bool, str], Vector] = {}
 
     @property
