@@ -22,7 +22,7 @@ from ..base import Generation
 from ..sqlrows import SEP
 from .copy import OpenCopy
 from .others import OwnRaises
-from .schema import make_schema, prepare
+from .schema import has_table, make_schema, prepare
 from .sql import each_key
 
 Key = tuple[str, str, Any]
@@ -159,8 +159,7 @@ class PgConnection:
             with psycopg.connect(url, connect_timeout=10, **kwargs) as conn:
                 if schema is not None and create:
                     make_schema(conn, schema)
-                found = conn.execute("SELECT to_regclass('schema_version')").fetchone()
-                if not create and (found is None or found[0] is None):
+                if not create and not has_table(conn, "schema_version"):
                     raise StorageError(
                         f"no branchmem store at {self.url!r}: the database has no "
                         "schema_version table; pass the URL of a store"
