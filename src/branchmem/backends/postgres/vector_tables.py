@@ -34,7 +34,7 @@ import contextlib
 import hashlib
 from typing import Any, NamedTuple
 
-from .schema import SETUP_LOCK, vector_citus_statement
+from .schema import SETUP_LOCK, has_table, vector_citus_statement
 from .sql import unnest
 
 MAX_DIM = {"halfvec": 4000, "vector": 2000}
@@ -196,27 +196,43 @@ def build_index(conn: Any, tab: str, index: str, rows: int, dim: int) -> None:
     conn.execute(index)
 
 
-def ensure(pool: Any, ext: Extension, embedder: str, dim: int) -> str:
+def ensure(pool: Any, ext: Extension, embedder: str, dim: int, citus: bool = False) -> str:
     """The table of ``embedder`` and ``dim`` as the registry names it, or made
     (with `column_kind`'s type), filled from the stored vectors, indexed and
     registered first if missing (one transaction, under the schema's setup
     lock). A table an older version made without ``seg`` and ``pos`` gets
-    them, empty: its rows are range-tested against ``records``."""
+    them, empty: its rows are range-tested against ``records``. On Citus
+    (``citus``), where ``vectors`` is distributed, the table is made as
+    `citus_table_statements` makes it: distributed beside ``vectors``, so
+    that its rows live, and go, with theirs; one left on the coordinator is
+    dropped and made so."""
     kind = column_kind(ext)
     tab = table_name(embedder, dim, kind)
-    made = table_statements(ext.schema, embedder, dim, kind)
     with pool.connection() as conn, conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (SETUP_LOCK,))
+        spread = citus and distributed(conn, "vectors")
+        made = table_statements(ext.schema, embedder, dim, kind, 0 if spread else PARTITIONS)
         known = conn.execute(
             "SELECT tab FROM vector_tables WHERE ns = '' AND embedder = %s AND dim = %s",
             (embedder, dim),
         ).fetchone()
+        old = tab if known is None else str(known[0])
+        if spread and has_table(conn, old) and not distributed(conn, old):
+            # Left on the coordinator by an earlier version, beside a distributed
+            # ``vectors``: the workers' deletes never reached it (purged vectors
+            # stayed there), and a search cannot join it to the shards. Its rows
+            # are copies: made again, distributed, from ``vectors``.
+            conn.execute(f"DROP TABLE {old}")
+            conn.execute(
+                "DELETE FROM vector_tables WHERE ns = '' AND embedder = %s AND dim = %s",
+                (embedder, dim),
+            )
+            known = None
         if known is not None:
             _add_positions(conn, str(known[0]))
             return str(known[0])  # made before, perhaps of the other type
-        fresh = conn.execute("SELECT to_regclass(%s) IS NULL", (tab,)).fetchone()[0]
-        if fresh:
-            for sql in [*made.make, made.key]:
+        if not has_table(conn, tab):
+            for sql in [*made.make, *([vector_citus_statement(tab)] if spread else []), made.key]:
                 conn.execute(sql)
         else:  # left unregistered (its registry row deleted): kept as it was made
             _add_positions(conn, tab)
@@ -229,6 +245,18 @@ def ensure(pool: Any, ext: Extension, embedder: str, dim: int) -> str:
             (embedder, dim, tab),
         )
     return tab
+
+
+def distributed(conn: Any, table: str) -> bool:
+    """Is ``table`` (of the ``search_path``) a distributed table on this
+    Citus coordinator?"""
+    return bool(
+        conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = to_regclass(%s) "
+            "AND partmethod = 'h')",
+            (table,),
+        ).fetchone()[0]
+    )
 
 
 def _add_positions(conn: Any, tab: str) -> None:
