@@ -18,7 +18,7 @@ from test_coherence import _run as run_steps
 
 from branchmem import StorageError, Store
 from branchmem.backends.migrations import CURRENT
-from helpers.pg_helpers import PG_URL, SCHEMAS, SKIP_REASON, statement_problem
+from helpers.pg_helpers import PG_URL, SCHEMAS, SKIP_REASON, examples, statement_problem
 
 pytestmark = pytest.mark.skipif(not PG_URL, reason=SKIP_REASON)
 
@@ -472,7 +472,11 @@ def test_a_purge_in_another_process_empties_this_ones_search_cache(schema: str) 
         y.close()
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=examples("postgres", 60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(steps=st.lists(STEP, min_size=1, max_size=40))
 def test_many_stores_on_one_schema_match_the_reference(
     steps: list[tuple[str, int, int, int]],
