@@ -162,9 +162,9 @@ def test_a_table_left_on_the_coordinator_is_made_again_distributed(
     tab = _fresh(store)
     _on_the_coordinator(store)
     _written(store)
-    b.__dict__["_citus"] = False  # purged as the earlier version did: by the foreign key
+    b._citus = False  # purged as the earlier version did: by the foreign key
     store.purge(memories=["m3"])
-    b.__dict__["_citus"] = True
+    b._citus = True
     assert ("coordinator", "default", "m3") in copies(store, tab)  # left behind
 
     b.__dict__["_pgv_tables"] = {}  # a process that has not asked for the table yet
@@ -202,9 +202,9 @@ def test_the_hnsw_scan_runs_on_the_worker_and_explain_says_so(
     used, words = b.nearest_plan("default", EMB.name, q, {0: 100}, 5)
     assert used and words.startswith(f"Index Scan using {tab}_hnsw_"), words
     # The settings left on the coordinator, as before: the worker sorts.
-    b.__dict__["_citus"] = False
+    b._citus = False
     try:
         used, words = b.nearest_plan("default", EMB.name, q, {0: 100}, 5)
     finally:
-        b.__dict__["_citus"] = True
+        b._citus = True
     assert not used and "Sort" in words, words

@@ -22,7 +22,7 @@ from ..base import Generation
 from ..sqlrows import SEP
 from .copy import OpenCopy
 from .others import OwnRaises
-from .schema import has_table, make_schema, prepare
+from .schema import has_table, is_citus, make_schema, prepare
 from .sql import each_key
 
 Key = tuple[str, str, Any]
@@ -153,6 +153,7 @@ class PgConnection:
             # server may lose the last transactions, never half of one.
             kwargs["options"] = kwargs.get("options", "") + " -c synchronous_commit=off"
         self._fresh_state()
+        self._citus = False
         # One plain connection first: a bad URL or a refused connection fails
         # here at once, and the schema is made or upgraded before the pool opens.
         try:
@@ -165,6 +166,7 @@ class PgConnection:
                         "schema_version table; pass the URL of a store"
                     )
                 prepare(conn, repr(self.url))
+                self._citus = is_citus(conn)  # (asked once; a purge asks mid-transaction)
             self._pool = psycopg_pool.ConnectionPool(
                 url,
                 kwargs=kwargs,

@@ -236,6 +236,12 @@ def has_table(conn: Any, table: str, column: str | None = None) -> bool:
     return bool(conn.execute(sql + ")", args).fetchone()[0])
 
 
+def is_citus(conn: Any) -> bool:
+    """Is the database a Citus coordinator (has it the ``citus`` extension)?"""
+    sql = "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')"
+    return bool(conn.execute(sql).fetchone()[0])
+
+
 def prepare(conn: Any, where: str) -> None:
     """Create or upgrade the schema in the connection's ``search_path``, in one
     transaction; concurrent openers wait on an advisory lock, so one creates."""

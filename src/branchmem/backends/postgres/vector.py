@@ -61,14 +61,9 @@ class PgVectors(PgMeta):
         return ext
 
     def citus(self) -> bool:
-        """Is the database a Citus coordinator (the ``citus`` extension)?
-        Looked up once per backend."""
-        found = self.__dict__.get("_citus")
-        if found is None:
-            with self._pool.connection() as conn:
-                found = bool(conn.execute(_CITUS).fetchone()[0])
-            self.__dict__["_citus"] = found
-        return bool(found)
+        """Is the database a Citus coordinator (the ``citus`` extension, as
+        the store found it when opened)?"""
+        return self._citus
 
     def vector_table(self, embedder: str, dim: int) -> str | None:
         """The table holding ``embedder``'s ``dim``-dimensional vectors (made and
@@ -317,7 +312,6 @@ def plan_words(plan: Any) -> tuple[bool, str]:
     return False, ", ".join(str(n["Node Type"]) for n, _ in nodes)
 
 
-_CITUS = "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')"
 _EXT = (
     "SELECT e.extversion, n.nspname FROM pg_extension e JOIN pg_namespace n "
     "ON n.oid = e.extnamespace WHERE e.extname = 'vector'"
