@@ -8,9 +8,10 @@ index on ``vec`` (``halfvec_cosine_ops``) in each part, and a foreign key to
 the ``vectors`` row with ``ON DELETE CASCADE``, so every purge and namespace
 drop that deletes a record's vector deletes its copy here in the same
 statement. A search reads its namespace's part only, whose index holds no
-other part's namespaces. On Citus an operator makes the table, one plain
-table distributed by ``ns`` beside ``vectors`` (`citus_table_statements`,
-docs/scaling.md): each shard's index then holds its namespaces only. ``seg``
+other part's namespaces. On Citus, where ``vectors`` is distributed, the
+table is one plain table distributed by ``ns`` beside it
+(`citus_table_statements`, docs/scaling.md): each shard's index then holds
+its namespaces only, and the key cascades on each worker. ``seg``
 and ``pos`` copy the record's index position as it was when the vector was
 written (NULL for a record not yet placed, and in the rows of a table an
 older version made), so that the search's range test reads the row the index
@@ -121,8 +122,8 @@ def table_statements(
     (``ext_schema``: where the extension lives; ``kind``: ``halfvec``, or
     ``vector`` before pgvector 0.7; ``partitions``: hash parts by ``ns``, 0
     for one plain table). `ensure` runs them (the key only on a new table);
-    on Citus an operator runs them, unpartitioned, with the distribution
-    between the table and its key (`citus_table_statements`)."""
+    on Citus unpartitioned, with the distribution between the table and its
+    key (`citus_table_statements`)."""
     tab = table_name(embedder, dim, kind)
     by = " PARTITION BY HASH (ns)" if partitions else ""
     make = [
@@ -148,10 +149,9 @@ def table_statements(
 def citus_table_statements(
     ext_schema: str, embedder: str, dim: int, kind: str = "halfvec"
 ) -> list[str]:
-    """On Citus, where the backend cannot make the table itself (a local table
-    may not reference a distributed one): the table distributed beside
-    ``vectors`` (one plain table: each shard holds its namespaces), then its
-    key, index and registry row (docs/scaling.md)."""
+    """On Citus: the table distributed beside ``vectors`` (one plain table:
+    each shard holds its namespaces), then its key, index and registry row,
+    as `ensure` makes it there (docs/scaling.md)."""
     tab = table_name(embedder, dim, kind)
     made = table_statements(ext_schema, embedder, dim, kind, partitions=0)
     return [
