@@ -16,12 +16,15 @@ import pytest
 from branchmem.backends.base import Backend, DuplicateIds, EventRow
 from branchmem.backends.memory import MemoryBackend
 from branchmem.testing import CHECKS, Check, ContractFailure, check_backend
+from helpers.pg_helpers import scale
 from helpers.raw_state import backend_state
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=str)
-def test_backend_contract(check: Check, make_backend: Callable[[], Backend]) -> None:
-    check(make_backend, raw_state=backend_state)
+def test_backend_contract(
+    check: Check, make_backend: Callable[[], Backend], backend_name: str
+) -> None:
+    check(make_backend, raw_state=backend_state, scale=scale(backend_name))
 
 
 class Wrapped:

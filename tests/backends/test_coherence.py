@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from branchmem import Store
-from helpers.pg_helpers import PG_URL, SKIP_REASON
+from helpers.pg_helpers import PG_URL, SKIP_REASON, examples
 from helpers.reference import Reference, RefRecord
 
 
@@ -127,7 +127,9 @@ def pg_schema() -> Iterator[str]:
 
 @pytest.mark.skipif(not PG_URL, reason=SKIP_REASON)
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples("postgres", 25),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(steps=st.lists(STEP, min_size=1, max_size=30))
 def test_many_stores_on_one_postgres_schema_match_the_reference(

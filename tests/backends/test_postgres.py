@@ -18,7 +18,7 @@ from test_coherence import _run as run_steps
 
 from branchmem import StorageError, Store
 from branchmem.backends.migrations import CURRENT
-from helpers.pg_helpers import PG_URL, SCHEMAS, SKIP_REASON, statement_problem
+from helpers.pg_helpers import PG_URL, SCHEMAS, SKIP_REASON, examples, statement_problem
 
 pytestmark = pytest.mark.skipif(not PG_URL, reason=SKIP_REASON)
 
@@ -105,6 +105,87 @@ def test_a_version_3_store_upgrades_in_place(schema: str) -> None:
         got = conn.execute(f"SELECT version FROM {schema}.schema_version ORDER BY 1").fetchall()
         left = conn.execute(f"SELECT count(*) FROM {schema}.vectors").fetchone()
     assert [v for (v,) in got] == list(range(3, CURRENT + 1)) and left == (0,)
+
+
+def test_a_version_5_store_numbers_its_events_by_arrival(schema: str) -> None:
+    """Version 6 adds ``arrival``: a store without it upgrades in place, on
+    Citus too (which refuses a serial column added to a distributed table):
+    each namespace's events keep the order the table holds them in, and
+    events written later come after them."""
+    import psycopg
+
+    with _backend(schema) as store:
+        store.add_event("e0")
+        for name in ("b", "a", "c"):
+            store.add_event(name, parent="e0")
+        store.add_event("x0", namespace="other")
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f"ALTER TABLE {schema}.events DROP COLUMN arrival")
+        conn.execute(f"DROP SEQUENCE IF EXISTS {schema}.events_arrival_seq")
+        conn.execute(f"DELETE FROM {schema}.schema_version")  # as version 5 made it
+        conn.execute(f"INSERT INTO {schema}.schema_version VALUES (5, 0)")
+    with _backend(schema) as store:
+        store.add_event("d", parent="e0")
+        store.add_event("x1", parent="x0", namespace="other")
+        assert [e.id for e in store.children("e0")] == ["b", "a", "c", "d"]
+        assert [e.id for e in store.children("x0", namespace="other")] == ["x1"]
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        got = conn.execute(f"SELECT version FROM {schema}.schema_version ORDER BY 1").fetchall()
+        nulls = conn.execute(
+            f"SELECT count(*) FROM {schema}.events WHERE arrival IS NULL"
+        ).fetchone()
+    assert [v for (v,) in got] == list(range(5, CURRENT + 1)) and nulls == (0,)
+
+
+def test_a_store_with_its_arrival_column_skips_the_step_that_adds_it(schema: str) -> None:
+    """The step that adds ``arrival`` is skipped where the column exists (on
+    Citus its ``ADD COLUMN IF NOT EXISTS ... bigserial`` was refused even so)."""
+    import psycopg
+
+    with _backend(schema) as store:
+        store.add_event("e0")
+        store.add_event("a", parent="e0")
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f"DELETE FROM {schema}.schema_version")
+        conn.execute(f"INSERT INTO {schema}.schema_version VALUES (5, 0)")
+        before = conn.execute(f"SELECT id, arrival FROM {schema}.events ORDER BY 2").fetchall()
+    with _backend(schema) as store:
+        store.add_event("b", parent="e0")
+        assert [e.id for e in store.children("e0")] == ["a", "b"]
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        after = conn.execute(f"SELECT id, arrival FROM {schema}.events ORDER BY 2").fetchall()
+    assert after[:2] == before and after[2][0] == "b" and after[2][1] > before[-1][1]
+
+
+def test_a_table_made_while_a_connection_waited_is_seen_by_the_schema_check() -> None:
+    """`schema.has_table` reads the catalogs in its statement's snapshot: a
+    name the connection looked up before another made the table is not
+    answered from its cache (``to_regclass`` was: an opener of a new schema
+    then made its tables again and recorded their version twice)."""
+    import uuid
+
+    import psycopg
+
+    from branchmem.backends.postgres.schema import has_table
+
+    name = "bmt_seen_" + uuid.uuid4().hex[:10]
+    opts = f"-c search_path={name}"
+    with (
+        psycopg.connect(PG_URL, autocommit=True) as a,
+        psycopg.connect(PG_URL, autocommit=True, options=opts) as b,
+    ):
+        a.execute(f"CREATE SCHEMA {name}")
+        try:
+            assert not has_table(b, "t") and b.execute("SELECT to_regclass('t')").fetchone() == (
+                None,
+            )
+            b.execute("BEGIN")
+            a.execute(f"CREATE TABLE {name}.t (x int)")
+            a.execute(f"ALTER TABLE {name}.t ADD COLUMN y int")
+            assert has_table(b, "t") and has_table(b, "t", "y") and not has_table(b, "t", "z")
+            b.execute("ROLLBACK")
+        finally:
+            a.execute(f"DROP SCHEMA {name} CASCADE")
 
 
 def test_a_version_7_store_gets_write_counters(schema: str) -> None:
@@ -391,7 +472,11 @@ def test_a_purge_in_another_process_empties_this_ones_search_cache(schema: str) 
         y.close()
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=examples("postgres", 60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(steps=st.lists(STEP, min_size=1, max_size=40))
 def test_many_stores_on_one_schema_match_the_reference(
     steps: list[tuple[str, int, int, int]],

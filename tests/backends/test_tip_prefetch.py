@@ -69,6 +69,10 @@ def test_batch_tip_fetch_equals_one_at_a_time(
         want = ingest(simple, parts)
     assert got == want
     assert state(fast) == state(simple)
+    # Closed with their example: the next one's stores open on these schemas
+    # (on a Citus coordinator a new schema is distributed first, ~2 s).
+    fast.close()
+    simple.close()
 
 
 def test_one_lookup_for_the_tips_of_many_segments(

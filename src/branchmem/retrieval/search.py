@@ -168,7 +168,7 @@ def search(
     cands, via = gathered.mems, gathered.via
     # The candidate set's identity: which anchors, filtered how (keys a kept state).
     key = (namespace, tuple(anchors), repr((kinds, key_prefix, meta, as_of, where)))
-    server_ann.PATH.set(None)
+    server_ann.begin(explain)
     stats: dict[str, float] = {}
     newer_first = rule != "off" and not recency_order.asks_history(query)
     span, asks = when.window(query, t_now), when.asks_when(query)

@@ -69,6 +69,16 @@ SETTINGS = Settings()
 PATH: ContextVar[str | None] = ContextVar("vector_path", default=None)
 """How the last search in this context ranked vectors on a pgvector store
 (None elsewhere): one line for its explanation."""
+PLAN: ContextVar[bool] = ContextVar("vector_plan", default=False)
+"""Does the search in this context explain its hits? On the HNSW path it then
+also asks the server how it planned the statement (`begin`)."""
+
+
+def begin(explain: bool) -> None:
+    """A search starts: no path yet; with ``explain``, the HNSW path says what
+    the server's plan did (an index scan, or what it ran instead)."""
+    PATH.set(None)
+    PLAN.set(explain)
 
 
 def source(
@@ -150,8 +160,15 @@ def _pool(
     at = np.asarray(found, dtype=np.int64)
     cos = st.rows_cosines(q, at)
     top = at[np.argsort(-cos, kind="stable")[:want]]
-    PATH.set(
-        f"vectors from pgvector HNSW: {len(found)} gated of {asked} asked, "
-        f"pool {want} of {n:,} gated"
-    )
+    how = f"{len(found)} gated of {asked} asked, pool {want} of {n:,} gated"
+    b: Any = engine.backend
+    planned = b.nearest_plan(ns, emb.name, q, rs, asked) if PLAN.get() else None
+    if planned is None:
+        PATH.set(f"vectors from pgvector HNSW: {how}")
+    elif planned[0]:
+        PATH.set(f"vectors from pgvector HNSW: {how} (the plan: {planned[1]})")
+    else:
+        # Where the server's settings did not reach the plan (as they did not
+        # reach Citus's workers once), the index went unused: say so.
+        PATH.set(f"vectors from pgvector without its HNSW index (the plan: {planned[1]}): {how}")
     return ann.ranked_pool(top, c, st, q, keyword_at, want)

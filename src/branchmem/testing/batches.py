@@ -139,6 +139,7 @@ def bad_input_is_refused_alike(stores: Stores) -> None:
             assert [m.id for m in store.memories(at="after")] == ["m1"], f"{label}: broken after"
         finally:
             reference.close()
+        stores.done(store)
 
 
 def _raised(call: Callable[[Store], Any], store: Store) -> BaseException | None:

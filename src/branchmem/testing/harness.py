@@ -34,6 +34,13 @@ class Stores:
         self._opened.append(store)
         return store
 
+    def done(self, store: Store) -> None:
+        """Close ``store`` now, before the check ends: a check that opens a
+        store per case then holds one at a time (a backend on a server may
+        cost a schema each)."""
+        self._opened.remove(store)
+        store.close()
+
     def examples(self, n: int) -> int:
         """Hypothesis examples for a property written for ``n``, scaled (at least 1)."""
         return max(1, round(n * self._scale))

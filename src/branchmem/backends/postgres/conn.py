@@ -22,7 +22,7 @@ from ..base import Generation
 from ..sqlrows import SEP
 from .copy import OpenCopy
 from .others import OwnRaises
-from .schema import make_schema, prepare
+from .schema import has_table, is_citus, make_schema, prepare
 from .sql import each_key
 
 Key = tuple[str, str, Any]
@@ -153,19 +153,20 @@ class PgConnection:
             # server may lose the last transactions, never half of one.
             kwargs["options"] = kwargs.get("options", "") + " -c synchronous_commit=off"
         self._fresh_state()
+        self._citus = False
         # One plain connection first: a bad URL or a refused connection fails
         # here at once, and the schema is made or upgraded before the pool opens.
         try:
             with psycopg.connect(url, connect_timeout=10, **kwargs) as conn:
                 if schema is not None and create:
                     make_schema(conn, schema)
-                found = conn.execute("SELECT to_regclass('schema_version')").fetchone()
-                if not create and (found is None or found[0] is None):
+                if not create and not has_table(conn, "schema_version"):
                     raise StorageError(
                         f"no branchmem store at {self.url!r}: the database has no "
                         "schema_version table; pass the URL of a store"
                     )
                 prepare(conn, repr(self.url))
+                self._citus = is_citus(conn)  # (asked once; a purge asks mid-transaction)
             self._pool = psycopg_pool.ConnectionPool(
                 url,
                 kwargs=kwargs,

@@ -143,8 +143,22 @@ TABLES += ";\n" + ";\n".join(JOBS)
 # Statements that bring a store from the version before to the key's version
 # (version 3 is the first PostgreSQL schema).
 # Version 6 numbers events in arrival order (for children and siblings, in
-# `postgres.tree`); the rows already stored get numbers in the order the table holds them.
-ARRIVAL = ["ALTER TABLE events ADD COLUMN IF NOT EXISTS arrival bigserial"]
+# `postgres.tree`); the rows already stored get numbers within their namespace
+# in the order the table holds them, and new ones follow from a sequence. Not
+# ``ADD COLUMN arrival bigserial``: Citus refuses a serial column added to a
+# distributed table (even where it exists: `prepare` skips the step then),
+# and a sequence ``OWNED BY`` one; a plain column, filled, then given the
+# sequence as its default, it takes (docs/scaling.md).
+ARRIVAL = [
+    "ALTER TABLE events ADD COLUMN IF NOT EXISTS arrival bigint",
+    "CREATE SEQUENCE IF NOT EXISTS events_arrival_seq",
+    "UPDATE events e SET arrival = o.n FROM (SELECT ns, id, row_number() OVER "
+    "(PARTITION BY ns ORDER BY ctid) AS n FROM events) o WHERE e.ns = o.ns AND e.id = o.id",
+    "SELECT setval('events_arrival_seq', (SELECT coalesce(max(arrival), 0) + 1 FROM events), "
+    "false)",
+    "ALTER TABLE events ALTER COLUMN arrival SET DEFAULT nextval('events_arrival_seq')",
+    "ALTER TABLE events ALTER COLUMN arrival SET NOT NULL",
+]
 STEPS: dict[int, list[str]] = {
     4: COUNTERS_AND_VECTORS,
     6: ARRIVAL,
@@ -201,17 +215,45 @@ def make_schema(conn: Any, schema: str) -> None:
         conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
 
 
+def has_table(conn: Any, table: str, column: str | None = None) -> bool:
+    """Does the schema first in the ``search_path`` hold ``table`` (with
+    ``column``)? Read from the catalogs in this statement's snapshot, not by
+    ``to_regclass``: a name the connection looked up before it waited for a
+    lock may be answered from its cache, where a table another process made
+    meanwhile is still missing (six processes opening one new schema on Citus:
+    an opener found no ``schema_version`` after the first had made it)."""
+    sql = (
+        "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
+        "ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relname = %s"
+    )
+    args: tuple[str, ...] = (table,)
+    if column is not None:
+        sql += (
+            " AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a WHERE a.attrelid = c.oid "
+            "AND a.attname = %s AND NOT a.attisdropped)"
+        )
+        args += (column,)
+    return bool(conn.execute(sql + ")", args).fetchone()[0])
+
+
+def is_citus(conn: Any) -> bool:
+    """Is the database a Citus coordinator (has it the ``citus`` extension)?"""
+    sql = "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')"
+    return bool(conn.execute(sql).fetchone()[0])
+
+
 def prepare(conn: Any, where: str) -> None:
     """Create or upgrade the schema in the connection's ``search_path``, in one
     transaction; concurrent openers wait on an advisory lock, so one creates."""
     conn.execute("BEGIN")
     try:
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (SETUP_LOCK,))
-        exists = conn.execute("SELECT to_regclass('schema_version') IS NOT NULL").fetchone()[0]
         found = None
-        if exists:
+        if has_table(conn, "schema_version"):
             found = conn.execute("SELECT max(version) FROM schema_version").fetchone()[0]
         stmts, versions = plan(None if found is None else int(found), STEPS, TABLES, where)
+        if 6 in versions and has_table(conn, "events", "arrival"):
+            stmts = [s for s in stmts if s not in ARRIVAL]  # made already: nothing to add
         for stmt in stmts:
             conn.execute(stmt)
         now = time.time()

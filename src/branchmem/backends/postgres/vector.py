@@ -29,7 +29,9 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from ..sqlrows import SEP
 from .meta import PgMeta
+from .sql import IDS
 from .vector_tables import MAX_DIM, Extension, column_kind, ensure, kind_of, literal, version
 
 ENV = "BRANCHMEM_PGVECTOR"
@@ -58,6 +60,11 @@ class PgVectors(PgMeta):
         self.__dict__.setdefault("_pgv_tables", {})
         return ext
 
+    def citus(self) -> bool:
+        """Is the database a Citus coordinator (the ``citus`` extension, as
+        the store found it when opened)?"""
+        return self._citus
+
     def vector_table(self, embedder: str, dim: int) -> str | None:
         """The table holding ``embedder``'s ``dim``-dimensional vectors (made and
         filled from the stored ones on first need), or None
@@ -70,10 +77,10 @@ class PgVectors(PgMeta):
             import psycopg
 
             try:
-                tables[(embedder, dim)] = ensure(self._pool, ext, embedder, dim)
+                tables[(embedder, dim)] = ensure(self._pool, ext, embedder, dim, self.citus())
             except psycopg.Error:
-                # Not made (on Citus an operator makes it: docs/scaling.md):
-                # these vectors stay in ``vectors`` only, ranked in process.
+                # Not made (no right to, say): these vectors stay in ``vectors``
+                # only, ranked in process.
                 tables[(embedder, dim)] = None
         return tables[(embedder, dim)]
 
@@ -110,19 +117,34 @@ class PgVectors(PgMeta):
                 "seg = excluded.seg, pos = excluded.pos",
             )  # fmt: skip
 
-    def nearest(
-        self,
-        ns: str,
-        embedder: str,
-        q: Sequence[float],
-        ranges: dict[int, int],
-        n: int,
-    ) -> list[tuple[str, str]] | None:
-        """``(id, digest)`` of (about) the ``n`` vectors of ``ns`` nearest to the
-        unit vector ``q`` (cosine) among records whose index position is in
-        ``ranges``, from the HNSW index with an iterative scan; None without a
-        pgvector table for this embedder (made, from the vectors stored,
-        if missing). Its own short read transaction."""
+    def delete_records(self, ns: str, ids: list[str]) -> None:
+        self._delete_copies(ns, f"id = {IDS}", ids)
+        super().delete_records(ns, ids)
+
+    def drop_namespace(self, ns: str) -> None:
+        self._delete_copies(ns, "", [])
+        super().drop_namespace(ns)
+
+    def _delete_copies(self, ns: str, where: str, ids: list[str]) -> None:
+        """On Citus, delete the pgvector copies of what is purged (of ``ids``
+        by ``where``, or of the whole namespace) from every registered table,
+        before their ``vectors`` rows. Elsewhere the tables' foreign key
+        cascades; on Citus it does where a table is distributed beside
+        ``vectors``, but not from a table left on the coordinator (as an
+        earlier version made them), whose rows the workers' deletes never reach."""
+        if (where and not ids) or not self.citus():
+            return
+        tabs = self._q("SELECT tab FROM vector_tables WHERE ns = %(ns)s ORDER BY tab", {"ns": ""})
+        for (tab,) in tabs:
+            sql = f"DELETE FROM {tab} WHERE ns = %(ns)s" + (f" AND {where}" if where else "")
+            params: dict[str, Any] = {"ns": ns, "ids": SEP.join(ids)} if where else {"ns": ns}
+            self._q(sql, params, defer=True)
+
+    def _nearest_sql(
+        self, ns: str, embedder: str, q: Sequence[float], ranges: dict[int, int], n: int
+    ) -> tuple[str, dict[str, Any], list[str]] | None:
+        """The statement of `nearest`, its parameters and the settings it runs
+        under; None without a pgvector table."""
         tab = self.vector_table(embedder, len(q))
         ext = self.pgvector()
         if tab is None or ext is None:
@@ -145,29 +167,67 @@ class PgVectors(PgMeta):
             "q": "[" + ",".join(map(repr, q)) + "]",
             "n": n,
         }
+        iterative = version(ext) >= (0, 8)
+        # On Citus the statement runs on the namespace's worker, and SET LOCAL
+        # stays on the coordinator unless told to go along (Citus's default
+        # is ``none``): the worker then planned an exact scan and a sort.
+        sets = ["SET LOCAL citus.propagate_set_commands = 'local'"] if self.citus() else []
+        # The candidate list of the first pass: an iterative scan goes on past
+        # it (64 took 0.83x the time of 120 for the same recall, at 1M/100k);
+        # without one, the scan returns no more than it.
+        ef = EF_SEARCH if iterative else max(40, min(n, 1000))
+        sets.append(f"SET LOCAL hnsw.ef_search = {ef}")
+        # The HNSW scan, whatever the estimates: without them a table was
+        # planned as a scan of the namespace's key, then a sort of every
+        # vector (200 ms for 30,000); a plan needing a sort is the one
+        # way to order by distance but the index.
+        sets += [f"SET LOCAL enable_{x} = off" for x in ("seqscan", "bitmapscan", "sort")]
+        if iterative:
+            sets.append("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        return sql, params, sets
+
+    def _run_nearest(self, sql: str, params: dict[str, Any], sets: list[str]) -> Any:
         if self._trace is not None:
             self._trace(sql, params)
         with self._pool.connection() as conn, conn.pipeline():  # one round trip
             conn.execute("BEGIN")
-            iterative = version(ext) >= (0, 8)
-            # The candidate list of the first pass: an iterative scan goes on past
-            # it (64 took 0.83x the time of 120 for the same recall, at 1M/100k);
-            # without one, the scan returns no more than it.
-            ef = EF_SEARCH if iterative else max(40, min(n, 1000))
-            conn.execute(f"SET LOCAL hnsw.ef_search = {ef}")
-            # The HNSW scan, whatever the estimates: without them a table was
-            # planned as a scan of the namespace's key, then a sort of every
-            # vector (200 ms for 30,000); a plan needing a sort is the one
-            # way to order by distance but the index.
-            conn.execute("SET LOCAL enable_seqscan = off")
-            conn.execute("SET LOCAL enable_bitmapscan = off")
-            conn.execute("SET LOCAL enable_sort = off")
-            if iterative:
-                conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            for one in sets:
+                conn.execute(one)
             cur = conn.execute(sql, params)
             conn.execute("COMMIT")
-            rows = cur.fetchall()
-        return [(r[0], r[1]) for r in rows]
+            return cur.fetchall()
+
+    def nearest(
+        self,
+        ns: str,
+        embedder: str,
+        q: Sequence[float],
+        ranges: dict[int, int],
+        n: int,
+    ) -> list[tuple[str, str]] | None:
+        """``(id, digest)`` of (about) the ``n`` vectors of ``ns`` nearest to the
+        unit vector ``q`` (cosine) among records whose index position is in
+        ``ranges``, from the HNSW index with an iterative scan; None without a
+        pgvector table for this embedder (made, from the vectors stored,
+        if missing). Its own short read transaction."""
+        made = self._nearest_sql(ns, embedder, q, ranges, n)
+        if made is None:
+            return None
+        return [(r[0], r[1]) for r in self._run_nearest(*made)]
+
+    def nearest_plan(
+        self, ns: str, embedder: str, q: Sequence[float], ranges: dict[int, int], n: int
+    ) -> tuple[bool, str] | None:
+        """What the server's plan of `nearest`'s statement does, under the same
+        settings (on Citus: the plan the worker runs): whether it scans an
+        HNSW index, and in words (`plan_words`). For ``explain=True``."""
+        made = self._nearest_sql(ns, embedder, q, ranges, n)
+        if made is None:
+            return None
+        sql, params, sets = made
+        rows = self._run_nearest("EXPLAIN (FORMAT JSON) " + sql, params, sets)
+        plan = rows[0][0]
+        return plan_words(json.loads(plan) if isinstance(plan, str) else plan)
 
     def vector_part_rows(self, ns: str, embedder: str, dim: int) -> int | None:
         """About how many rows the index scan of a search in ``ns`` steps
@@ -218,6 +278,38 @@ def in_ranges(alias: str) -> str:
 def ranges_param(ranges: dict[int, int]) -> str:
     """The ``r`` parameter of `in_ranges`: segment -> last position, as JSON."""
     return json.dumps({str(k): v for k, v in ranges.items()})
+
+
+def plan_words(plan: Any) -> tuple[bool, str]:
+    """Whether an ``EXPLAIN (FORMAT JSON)`` plan scans an index in distance
+    order (the HNSW scan: an index scan with an ``Order By``), and that scan
+    or the plan's nodes in words. Citus nests the worker's plan in its own
+    (``Remote Plan``): found there too.
+
+    >>> plan_words([{"Plan": {"Node Type": "Limit", "Plans": [{"Node Type": "Index Scan",
+    ...     "Index Name": "t_hnsw", "Order By": "(vec <=> q)"}]}}])
+    (True, 'Index Scan using t_hnsw')
+    >>> plan_words([{"Plan": {"Node Type": "Limit", "Plans": [{"Node Type": "Sort"}]}}])
+    (False, 'Limit, Sort')
+    """
+    nodes: list[tuple[dict[str, Any], bool]] = []
+
+    def walk(x: Any, remote: bool) -> None:
+        if isinstance(x, dict):
+            if "Node Type" in x:
+                nodes.append((x, remote))
+            for k, v in x.items():
+                walk(v, remote or k == "Remote Plan")
+        elif isinstance(x, list):
+            for v in x:
+                walk(v, remote)
+
+    walk(plan, False)
+    for node, remote in nodes:
+        if "Index" in node["Node Type"] and node.get("Order By"):
+            where = " on a worker" if remote else ""
+            return True, f"{node['Node Type']} using {node.get('Index Name')}{where}"
+    return False, ", ".join(str(n["Node Type"]) for n, _ in nodes)
 
 
 _EXT = (

@@ -8,9 +8,10 @@ index on ``vec`` (``halfvec_cosine_ops``) in each part, and a foreign key to
 the ``vectors`` row with ``ON DELETE CASCADE``, so every purge and namespace
 drop that deletes a record's vector deletes its copy here in the same
 statement. A search reads its namespace's part only, whose index holds no
-other part's namespaces. On Citus an operator makes the table, one plain
-table distributed by ``ns`` beside ``vectors`` (`citus_table_statements`,
-docs/scaling.md): each shard's index then holds its namespaces only. ``seg``
+other part's namespaces. On Citus, where ``vectors`` is distributed, the
+table is one plain table distributed by ``ns`` beside it
+(`citus_table_statements`, docs/scaling.md): each shard's index then holds
+its namespaces only, and the key cascades on each worker. ``seg``
 and ``pos`` copy the record's index position as it was when the vector was
 written (NULL for a record not yet placed, and in the rows of a table an
 older version made), so that the search's range test reads the row the index
@@ -34,7 +35,7 @@ import contextlib
 import hashlib
 from typing import Any, NamedTuple
 
-from .schema import SETUP_LOCK, vector_citus_statement
+from .schema import SETUP_LOCK, has_table, vector_citus_statement
 from .sql import unnest
 
 MAX_DIM = {"halfvec": 4000, "vector": 2000}
@@ -121,8 +122,8 @@ def table_statements(
     (``ext_schema``: where the extension lives; ``kind``: ``halfvec``, or
     ``vector`` before pgvector 0.7; ``partitions``: hash parts by ``ns``, 0
     for one plain table). `ensure` runs them (the key only on a new table);
-    on Citus an operator runs them, unpartitioned, with the distribution
-    between the table and its key (`citus_table_statements`)."""
+    on Citus unpartitioned, with the distribution between the table and its
+    key (`citus_table_statements`)."""
     tab = table_name(embedder, dim, kind)
     by = " PARTITION BY HASH (ns)" if partitions else ""
     make = [
@@ -148,10 +149,9 @@ def table_statements(
 def citus_table_statements(
     ext_schema: str, embedder: str, dim: int, kind: str = "halfvec"
 ) -> list[str]:
-    """On Citus, where the backend cannot make the table itself (a local table
-    may not reference a distributed one): the table distributed beside
-    ``vectors`` (one plain table: each shard holds its namespaces), then its
-    key, index and registry row (docs/scaling.md)."""
+    """On Citus: the table distributed beside ``vectors`` (one plain table:
+    each shard holds its namespaces), then its key, index and registry row,
+    as `ensure` makes it there (docs/scaling.md)."""
     tab = table_name(embedder, dim, kind)
     made = table_statements(ext_schema, embedder, dim, kind, partitions=0)
     return [
@@ -196,27 +196,43 @@ def build_index(conn: Any, tab: str, index: str, rows: int, dim: int) -> None:
     conn.execute(index)
 
 
-def ensure(pool: Any, ext: Extension, embedder: str, dim: int) -> str:
+def ensure(pool: Any, ext: Extension, embedder: str, dim: int, citus: bool = False) -> str:
     """The table of ``embedder`` and ``dim`` as the registry names it, or made
     (with `column_kind`'s type), filled from the stored vectors, indexed and
     registered first if missing (one transaction, under the schema's setup
     lock). A table an older version made without ``seg`` and ``pos`` gets
-    them, empty: its rows are range-tested against ``records``."""
+    them, empty: its rows are range-tested against ``records``. On Citus
+    (``citus``), where ``vectors`` is distributed, the table is made as
+    `citus_table_statements` makes it: distributed beside ``vectors``, so
+    that its rows live, and go, with theirs; one left on the coordinator is
+    dropped and made so."""
     kind = column_kind(ext)
     tab = table_name(embedder, dim, kind)
-    made = table_statements(ext.schema, embedder, dim, kind)
     with pool.connection() as conn, conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (SETUP_LOCK,))
+        spread = citus and distributed(conn, "vectors")
+        made = table_statements(ext.schema, embedder, dim, kind, 0 if spread else PARTITIONS)
         known = conn.execute(
             "SELECT tab FROM vector_tables WHERE ns = '' AND embedder = %s AND dim = %s",
             (embedder, dim),
         ).fetchone()
+        old = tab if known is None else str(known[0])
+        if spread and has_table(conn, old) and not distributed(conn, old):
+            # Left on the coordinator by an earlier version, beside a distributed
+            # ``vectors``: the workers' deletes never reached it (purged vectors
+            # stayed there), and a search cannot join it to the shards. Its rows
+            # are copies: made again, distributed, from ``vectors``.
+            conn.execute(f"DROP TABLE {old}")
+            conn.execute(
+                "DELETE FROM vector_tables WHERE ns = '' AND embedder = %s AND dim = %s",
+                (embedder, dim),
+            )
+            known = None
         if known is not None:
             _add_positions(conn, str(known[0]))
             return str(known[0])  # made before, perhaps of the other type
-        fresh = conn.execute("SELECT to_regclass(%s) IS NULL", (tab,)).fetchone()[0]
-        if fresh:
-            for sql in [*made.make, made.key]:
+        if not has_table(conn, tab):
+            for sql in [*made.make, *([vector_citus_statement(tab)] if spread else []), made.key]:
                 conn.execute(sql)
         else:  # left unregistered (its registry row deleted): kept as it was made
             _add_positions(conn, tab)
@@ -229,6 +245,18 @@ def ensure(pool: Any, ext: Extension, embedder: str, dim: int) -> str:
             (embedder, dim, tab),
         )
     return tab
+
+
+def distributed(conn: Any, table: str) -> bool:
+    """Is ``table`` (of the ``search_path``) a distributed table on this
+    Citus coordinator?"""
+    return bool(
+        conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = to_regclass(%s) "
+            "AND partmethod = 'h')",
+            (table,),
+        ).fetchone()[0]
+    )
 
 
 def _add_positions(conn: Any, tab: str) -> None:
