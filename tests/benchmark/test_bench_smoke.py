@@ -68,6 +68,9 @@ EXPECTED: dict[str, list[tuple[str, int]]] = {
     "hops": [(r"^multihop +tune +keyword plain hops=[02]  pass rate \d\.\d\d \(\d+/\d+\)", 2)],
     "importers": [(r"^  time ratio import / baseline +\d+\.\d\dx$", 1)],
     "ingest": [(r"^sqlite: ingest of 2,000 events .*: \d+\.\d\dx \(goal", 1)],
+    "ingest_vectors": [
+        (r"^  branchmem.* +[\d,]+-[\d,]+ records/s, time \d+\.\d\d-\d+\.\d\dx the floor$", 3)
+    ],
     "langgraph": [
         (r"^branchmem vs .*: \d+\.\d\dx the steps/s$", 3),
         (r"^branchmem vs InMemoryStore, (search|put) at \d+ threads: \d+\.\d\dx the time$", 4),
