@@ -34,26 +34,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from ann_recall import DIM, Given
 from branchmem import Store
 from branchmem.retrieval.search import prepare
 
-DIM = 384
 BATCH = 10_000
-
-
-class Given:
-    """An embedder that looks each text's vector up."""
-
-    name, dim = "given-384", DIM
-
-    def __init__(self, table: dict[str, Any]) -> None:
-        self.table = table
-
-    def embed_passages(self, texts: Any) -> list[Any]:
-        return [self.table[t] for t in texts]
-
-    def embed_queries(self, texts: Any) -> list[Any]:
-        return [self.table[t] for t in texts]
 
 
 def data(n: int) -> tuple[list[str], Any]:
@@ -70,7 +55,7 @@ def data(n: int) -> tuple[list[str], Any]:
 
 
 def ours(tmp: Path, texts: list[str], vecs: Any) -> tuple[float, float]:
-    emb = Given(dict(zip(texts, vecs, strict=True)))
+    emb = Given("given-384", dict(zip(texts, vecs, strict=True)))
     with Store(tmp / "store.db") as s:
         s.add_events([{"id": "e0"}])
         t = time.perf_counter()

@@ -148,19 +148,18 @@ def search(
     where = filters_mod.check(filter)
     if where is not None and engine.redactor is not None:
         where = tuple((f, op, _redacted(engine, x)) for f, op, x in where)
-    w = weights if weights is not None else Weights()
-    if not isinstance(w, Weights):
+    if weights is not None and not isinstance(weights, Weights):
         raise InvalidInput(
             "weights must be a branchmem.Weights, such as Weights(keyword=1.0, vector=0.5) "
-            f"(from a dict d: Weights(**d)); got {type(w).__name__}"
+            f"(from a dict d: Weights(**d)); got {type(weights).__name__}"
         )
     floor_score, rule = cutoff_mod.check_min_score(min_score), cutoff_mod.check_rule(cutoff)
     at_now, at_time = check_time(now, "now"), check_time(as_of, "as_of")
     t_now = started if at_now is None else at_now
     emb = _embedder(embedder) if mode != "keyword" else None
     tok = get_tokenizer(tokenizer) if mode != "vector" else None
-    if weights is None and emb is not None:
-        w = Weights(vector=fusion_weight(emb))
+    # Unset, the vector ranks count as the embedder says (`fusion_weight`; 1 without one).
+    w = weights if weights is not None else Weights(vector=fusion_weight(emb))
 
     epoch = rank_cache(engine).epoch  # noted before reading: see RankCache.epoch
     filters = Filters(kinds, key_prefix, meta, where)

@@ -130,8 +130,9 @@ def load(
         try:
             b"\n".join(b for _, b in found).decode("utf-8")
         except UnicodeDecodeError:
-            rest += [m for m, b in found if not _decodes(b)]
-            found = [(m, b) for m, b in found if _decodes(b)]
+            sound = [_decodes(b) for _, b in found]
+            rest += [m for (m, _), ok in zip(found, sound, strict=True) if not ok]
+            found = [f for f, ok in zip(found, sound, strict=True) if ok]
         for m, blob in found:
             table[(ns, m.id)] = (m.content, blob)
     return rest

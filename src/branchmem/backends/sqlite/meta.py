@@ -259,24 +259,22 @@ class MetaTables(SQLiteParts):
         nid = self._ns(ns)
         if nid is None:
             return {}
-        select = f"SELECT id, digest, {col} FROM {table} WHERE ns=? AND {keycol}=?"
+        cols, under = f"id, digest, {col}", f"FROM {table} WHERE ns=? AND {keycol}=?"
         out: dict[str, tuple[str, bytes]] = {}
         want = list(ids)
         if len(want) >= WHOLE_MIN and table in self._rowid:
             # Many ids: one pass over the namespace's rows (under its key) costs
             # less than a lookup per id, unless the ids are a small part of them.
-            count = f"SELECT count(*) FROM {table} WHERE ns=? AND {keycol}=?"
-            (held,) = self._db.execute(count, (nid, key)).fetchone()
+            (held,) = self._db.execute(f"SELECT count(*) {under}", (nid, key)).fetchone()
             if len(want) * 4 >= held:
                 wanted = set(want)
                 # In rowid order (the order rows were written in): a walk of the
                 # key's index would read the table's pages at random.
-                rowids = f"SELECT rowid FROM {table} WHERE ns=? AND {keycol}=?"
-                whole = f"SELECT id, digest, {col} FROM {table} WHERE rowid IN ({rowids})"
+                whole = f"SELECT {cols} FROM {table} WHERE rowid IN (SELECT rowid {under})"
                 rows = self._db.execute(whole, (nid, key))
                 return {rid: (digest, blob) for rid, digest, blob in rows if rid in wanted}
         for chunk in chunks(want):
-            sql = f"{select} AND id IN ({marks(len(chunk))})"
+            sql = f"SELECT {cols} {under} AND id IN ({marks(len(chunk))})"
             for rid, digest, blob in self._db.execute(sql, (nid, key, *chunk)):
                 out[rid] = (digest, blob)
         return out
