@@ -129,3 +129,22 @@ def test_bm25_matches_its_formula(docs: list[dict[str, int]], query: list[str]) 
                 idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
                 want += idf * f * 2.2 / (f + 1.2 * (0.25 + 0.75 * length / (avg or 1.0)))
         assert math.isclose(got[i], want, rel_tol=1e-9, abs_tol=1e-12)
+
+
+@pytest.mark.parametrize("bad", [-1.0, float("nan"), float("inf"), "0.5", True, None])
+def test_an_embedder_with_a_bad_fusion_weight_is_refused_by_name(bad: object) -> None:
+    """An embedder's ``fusion_weight`` is read by every search without weights:
+    a value that is not a number >= 0 is refused, naming the embedder, before
+    anything is ranked; given ``weights``, the attribute is not read."""
+    from branchmem import HashingEmbedder, Store
+
+    class Odd(HashingEmbedder):
+        fusion_weight = bad  # type: ignore[assignment]
+
+    s = Store()
+    s.add_event("e1")
+    s.add_memory("用户对花生过敏", sources=["e1"])
+    with pytest.raises(InvalidInput, match=r"hashing-256.*fusion_weight"):
+        s.search("花生", at="e1", embedder=Odd())
+    hits = s.search("花生", at="e1", embedder=Odd(), weights=Weights())
+    assert [h.memory.content for h in hits] == ["用户对花生过敏"]
