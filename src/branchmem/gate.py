@@ -20,6 +20,7 @@ from typing import Any
 
 from .backends.base import Pos, RecordRow
 from .branch_types import CONFLICT
+from .bulk import pausing
 from .engine import Engine
 from .errors import InvalidInput, UnknownAnchor
 from .lineage import ancestor_ranges, in_ranges, row_in_ranges
@@ -83,6 +84,7 @@ def is_ancestor(engine: Engine, ns: str, a: str, b: str) -> bool:
     return in_ranges(ra.pos, ancestor_ranges(rb.pos, engine.seg_parents(ns)))
 
 
+@pausing
 def read_views(
     engine: Engine,
     ns: str,

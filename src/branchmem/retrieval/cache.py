@@ -29,6 +29,7 @@ from array import array
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from operator import is_
 from typing import Any, cast
 
 from ..backends.base import TermStore, VectorStore
@@ -76,6 +77,12 @@ def embedding_progress(report: Callable[[int, int], None]) -> Iterator[None]:
 
 QUERY_CACHE = 1024
 
+BULK = 10_000
+"""Records from which a search state built whole reads what is stored for
+them in one pass (`RankCache.stored_block`, `terms.load_all`) and keeps it
+in the state alone: a copy per record in this cache would double what the
+process holds."""
+
 
 class RankCache:
     """Tokens and unit vectors per record, for one store."""
@@ -87,6 +94,7 @@ class RankCache:
         self.queries: dict[tuple[str, str], array[float]] = {}
         self.states = SearchStates()
         self.ann: dict[tuple[str, str], NamespaceIndex] = {}  # by (namespace, embedder)
+        self._digested: tuple[list[Memory], list[str]] | None = None
         self.epoch = 0
         """Moves whenever entries are dropped for an erasure. A search notes it
         before reading records and passes it back: what it computed is then
@@ -96,6 +104,7 @@ class RankCache:
         """Drop everything (the engine does when something was erased)."""
         self.states.clear()
         with self._lock:
+            self._digested = None
             self.ann.clear()
             self.terms.clear()
             self.vectors.clear()
@@ -133,6 +142,10 @@ class RankCache:
             return cast(list[bytes], out)
         key = stored.store_key(tokenizer)
         store = backend if key is not None and isinstance(backend, TermStore) else None
+        if store is not None and key is not None and len(missing) == len(mems) >= BULK:
+            whole = stored.load_all(store, key, mems, self.digests(mems))
+            if whole is not None:
+                return whole
         fresh: stored.Table = {}
         if store is not None and key is not None:
             missing = stored.load(store, key, missing, fresh)
@@ -184,6 +197,7 @@ class RankCache:
         n = 0
         self.states.clear()  # rebuilt on the next search, from what remains
         with self._lock:
+            self._digested = None
             self.ann = {k: v for k, v in self.ann.items() if k[0] != namespace}
             self.epoch += 1
             tables: list[dict[tuple[str, str], Any]] = [*self.terms.values()]
@@ -260,6 +274,41 @@ class RankCache:
             if epoch is None or epoch == self.epoch:
                 table.update(fresh)
         return [got[(m.namespace, m.id)][1] for m in mems]
+
+    def digests(self, mems: Sequence[Memory]) -> list[str]:
+        """The digest of each record's text (`vectors.digest`). The last list
+        is kept, so a large state's tokens and vectors hash each text once:
+        the same records (the very objects, which never change) get it back."""
+        with self._lock:
+            held = self._digested
+        if held is not None and len(held[0]) == len(mems) and all(map(is_, held[0], mems)):
+            return held[1]
+        out = [digest(m.content) for m in mems]
+        with self._lock:
+            self._digested = (list(mems), out)
+        return out
+
+    def stored_block(
+        self, embedder: Embedder, mems: Sequence[Memory], backend: object
+    ) -> bytes | None:
+        """The stored unit vectors of ``mems`` (one namespace), in order, as one
+        float32 buffer; None when any is missing or was stored for other text.
+        One read and no per-record array: for a large search state built whole
+        (`VectorIndex.add` takes the block)."""
+        store = backend if isinstance(backend, VectorStore) else None
+        if store is None or not mems:
+            return None
+        ns, size = mems[0].namespace, 4 * embedder.dim
+        with _reading(store):
+            got = store.get_vectors(ns, embedder.name, [m.id for m in mems])
+        get = got.get
+        blobs = []
+        for m, dig in zip(mems, self.digests(mems), strict=True):
+            hit = get(m.id)
+            if hit is None or len(hit[1]) != size or m.namespace != ns or hit[0] != dig:
+                return None
+            blobs.append(hit[1])
+        return b"".join(blobs)
 
     def known_vectors(
         self,

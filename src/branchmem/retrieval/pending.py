@@ -22,17 +22,12 @@ from ..engine import Engine
 from ..errors import EmbeddingPending
 from ..model import Memory
 from .background import background_for
-from .cache import Found, RankCache
+from .cache import BULK, Found, RankCache
 from .embed import Embedder
 from .vectors import cosines, numpy_or_none
 
 if TYPE_CHECKING:
     from array import array
-
-
-BULK = 10_000
-"""Records from which `ready` hands the stored vectors it read to the search
-alone (see `RankCache.known_vectors`)."""
 
 
 def budget_of(engine: Engine, emb: Embedder, max_embed: int | None) -> tuple[int | None, bool]:
@@ -74,6 +69,21 @@ def ready(
     if n:
         cache.passage_vectors(emb, missing[len(missing) - n :], backend, epoch)
     return missing[: len(missing) - n]
+
+
+def stored_whole(
+    cache: RankCache,
+    emb: Embedder,
+    key: tuple[Hashable, str],
+    cands: Sequence[Memory],
+    backend: object,
+) -> bytes | None:
+    """The stored vectors of all of ``cands`` as one block (`RankCache.stored_block`),
+    when they are at least `BULK` and the search's vector state holds none of
+    them (a new process's first search); else None."""
+    if len(cands) < BULK or len(cache.states.unheld(key, emb.dim, cands)) != len(cands):
+        return None
+    return cache.stored_block(emb, cands, backend)
 
 
 def left_over(

@@ -15,6 +15,7 @@ from array import array
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..bulk import pausing
 from ..engine import Engine, SupportsEngine, engine_of
 from ..errors import InvalidInput
 from ..model import Memory
@@ -47,12 +48,13 @@ from .options import (
     check_meta,
     check_mode,
 )
-from .pending import budget_of, cosines_of_known, left_over, ready
+from .pending import budget_of, cosines_of_known, left_over, ready, stored_whole
 from .state import VectorIndex
 from .tokenize import Tokenizer, get_tokenizer
 from .vectors import numpy_or_none
 
 
+@pausing
 def search(
     store: Engine | SupportsEngine,
     query: str,
@@ -316,7 +318,12 @@ def rank(
         q = cache.query_vector(emb, query)
         budget, behind = budget_of(engine, emb, max_embed)
         found: Found = {}
-        left = ready(cache, emb, (key, emb.name), cands, backend, epoch, budget, behind, found)
+        block = stored_whole(cache, emb, (key, emb.name), cands, backend) if large else None
+        left = (
+            []
+            if block is not None
+            else ready(cache, emb, (key, emb.name), cands, backend, epoch, budget, behind, found)
+        )
         if left:
             left_over(engine, emb, key[0], left, vector_only=tok is None)
             vec, pending = cosines_of_known(cache, emb, cands, backend, epoch, q, large)
@@ -326,7 +333,9 @@ def rank(
         if server is None and large and ann.wanted(len(cands)):
             index = cache.ann_index(key[0], emb, epoch)
 
-        def vectors_of(ms: Sequence[Memory]) -> list[array[float]]:
+        def vectors_of(ms: Sequence[Memory]) -> Sequence[array[float] | bytes]:
+            if block is not None and len(ms) == len(cands):  # the state made whole
+                return [block]
             return cache.passage_vectors(emb, ms, backend, epoch, found)
 
         def use(st: VectorIndex) -> Any:
@@ -384,6 +393,7 @@ def _scope_weights(value: Any, at: Any, anchors: list[str]) -> list[float] | Non
     return [first[a] for a in anchors]
 
 
+@pausing
 def prepare(
     store: Engine | SupportsEngine,
     *,

@@ -229,42 +229,62 @@ def _occurrences(
 
 
 class VectorIndex(_Held):
-    """Unit vectors of one candidate set, as rows of a matrix that grows."""
+    """Unit vectors of one candidate set, as rows of a matrix that grows.
+
+    With numpy the rows live only in the matrix; without it, as the list of
+    per-record arrays the pure-Python dot product reads.
+    """
 
     def __init__(self, dim: int) -> None:
         super().__init__()
         self.dim = dim
-        self.vecs: list[array[float]] = []
-        self._buf: Any = None  # numpy float32 (capacity, dim), rows [0, n) in use
+        self.count = 0
+        self.vecs: list[array[float]] = []  # without numpy only
+        self._buf: Any = None  # numpy float32 (capacity, dim), rows [0, count) in use
 
-    def add(self, vecs: Sequence[array[float]]) -> None:
-        self.vecs += vecs
-        np = numpy_or_none()
-        if np is None or not vecs:
+    def add(self, vecs: Sequence[array[float] | bytes]) -> None:
+        """Append rows: each item one record's float32 vector, or (with numpy)
+        a block of consecutive records' vectors as one float32 buffer."""
+        if not vecs:
             return
-        n_old, n = len(self.vecs) - len(vecs), len(self.vecs)
+        np = numpy_or_none()
+        if np is None:
+            for v in vecs:
+                flat = v if isinstance(v, array) else array("f", v)
+                self.vecs += [flat[i : i + self.dim] for i in range(0, len(flat), self.dim)]
+            self.count = len(self.vecs)
+            return
+        rows = np.frombuffer(b"".join(vecs), dtype=np.float32).reshape(-1, self.dim)
+        n_old = self.count
+        n = n_old + rows.shape[0]
+        if self._buf is None and len(vecs) == 1 and n >= 64:
+            # One block made whole (`RankCache.stored_block`): held as it is, read
+            # only; the next rows go to a new buffer (this one has no room).
+            self._buf, self.count = rows, n
+            return
         if self._buf is None or self._buf.shape[0] < n:
             # Made to size at first (a new process's whole set), doubled as it grows.
             buf = np.empty((max(64, n if self._buf is None else 2 * n), self.dim), np.float32)
             if self._buf is not None:
                 buf[:n_old] = self._buf[:n_old]
             self._buf = buf
-        rows = np.frombuffer(b"".join(vecs), dtype=np.float32)  # the arrays' own buffers
-        self._buf[n_old:n] = rows.reshape(len(vecs), self.dim)
+        self._buf[n_old:n] = rows
+        self.count = n
 
     def cosines(self, q: array[float]) -> list[float]:
         """`cache.cosines` of ``q`` with the held vectors (rounded alike)."""
-        n = len(self.vecs)
         np = numpy_or_none()
-        if n < 64 or np is None:
+        if np is None:
             return dot_python(q, self.vecs)
+        if self.count < 64:  # (as `cache.cosines` does below 64)
+            return dot_python(q, [array("f", r.tobytes()) for r in self.matrix()])
         scores: list[float] = self.cosine_array(q).tolist()
         return scores
 
     def cosine_array(self, q: array[float]) -> Any:
         """`cosines` as a numpy float64 array (numpy installed, at least one row)."""
         np = numpy_or_none()
-        prod = self._buf[: len(self.vecs)] @ np.frombuffer(q.tobytes(), dtype=np.float32)
+        prod = self._buf[: self.count] @ np.frombuffer(q.tobytes(), dtype=np.float32)
         return np.round(prod.astype(np.float64), ROUND)
 
     def rows_cosines(self, q: array[float], rows: Any) -> Any:
@@ -275,7 +295,9 @@ class VectorIndex(_Held):
 
     def matrix(self) -> Any:
         """The held rows as a numpy float32 matrix (a view: read it under the lock)."""
-        return self._buf[: len(self.vecs)]
+        if self._buf is None:
+            return numpy_or_none().zeros((0, self.dim), dtype="float32")
+        return self._buf[: self.count]
 
 
 Key = tuple[Hashable, str]
@@ -389,7 +411,7 @@ class SearchStates:
         key: Key,
         dim: int,
         mems: Sequence[Memory],
-        vectors_of: Callable[[Sequence[Memory]], list[array[float]]],
+        vectors_of: Callable[[Sequence[Memory]], Sequence[array[float] | bytes]],
         use: Callable[[VectorIndex], T],
     ) -> T:
         """``use`` applied, under the state's lock, to the matrix of ``mems``
@@ -418,7 +440,7 @@ class SearchStates:
         key: Key,
         dim: int,
         mems: Sequence[Memory],
-        vectors_of: Callable[[Sequence[Memory]], list[array[float]]],
+        vectors_of: Callable[[Sequence[Memory]], Sequence[array[float] | bytes]],
         q: array[float],
     ) -> list[float]:
         """Cosine of ``q`` with each of ``mems``, from their matrix, brought up to date."""

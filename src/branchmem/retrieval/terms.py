@@ -22,7 +22,7 @@ term's postings in them when it is first asked for.
 from __future__ import annotations
 
 import collections
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import nullcontext
 from typing import Any
 
@@ -136,6 +136,34 @@ def load(
         for m, blob in found:
             table[(ns, m.id)] = (m.content, blob)
     return rest
+
+
+def load_all(
+    store: TermStore, key: str, mems: Sequence[Memory], digests: Sequence[str]
+) -> list[bytes] | None:
+    """The stored tokens of each of ``mems`` (one namespace), in order; None
+    when any is missing, stored for other text, or does not decode (`load`
+    then sorts them out). ``digests``: those of the records' texts, in
+    order. One read, and no per-record table: a large search state built
+    whole holds them itself."""
+    if not mems:
+        return []
+    ns = mems[0].namespace
+    with reading(store):
+        got = store.get_terms(ns, key, [m.id for m in mems])
+    get = got.get
+    out: list[bytes] = []
+    for m, dig in zip(mems, digests, strict=True):
+        hit = get(m.id)
+        if hit is None or m.namespace != ns or hit[0] != dig:
+            return None
+        blob = hit[1]
+        out.append(blob if type(blob) is bytes else bytes(blob))
+    try:
+        b"\n".join(out).decode("utf-8")  # (see `load`)
+    except UnicodeDecodeError:
+        return None
+    return out
 
 
 def _decodes(blob: bytes) -> bool:

@@ -143,14 +143,16 @@ class GraphTables(SQLiteParts):
             ((s, q, nid, eid) for eid, (s, q) in positions),
         )
 
-    def _range_query(self, spans: list[tuple[int, ...]], select: str) -> Iterator[tuple[Any, ...]]:
-        """Run ``select`` against a table ``r`` of ``spans``: ``(seg, upto)`` or
-        ``(seg, lo, upto)`` rows, in chunks that stay under SQLite's parameter limit."""
+    def _range_query(self, spans: list[tuple[int, ...]], select: str) -> list[tuple[Any, ...]]:
+        """The rows of ``select`` run against a table ``r`` of ``spans``: ``(seg, upto)``
+        or ``(seg, lo, upto)`` rows, in chunks that stay under SQLite's parameter limit."""
         cols = "seg, upto" if len(spans[0]) == 2 else "seg, lo, upto"
+        out: list[tuple[Any, ...]] = []
         for chunk in chunks(spans, CHUNK // len(spans[0]) * 2):
             values = ",".join("(" + ",".join("?" * len(spans[0])) + ")" for _ in chunk)
             params = [x for span in chunk for x in span]
-            yield from self._db.execute(f"WITH r({cols}) AS (VALUES {values}) {select}", params)
+            out += self._db.execute(f"WITH r({cols}) AS (VALUES {values}) {select}", params)
+        return out
 
     def waiting_children(self, ns: str, parent_ids: Iterable[str]) -> dict[str, list[str]]:
         nid = self._ns(ns)
@@ -360,8 +362,8 @@ class GraphTables(SQLiteParts):
             select = f"SELECT {REC_COLS} FROM records WHERE rowid IN (SELECT c.rowid {found})"
         else:
             select = "SELECT " + ", ".join("c." + c for c in REC_COLS.split(", ")) + f" {found}"
-        rows = self._range_query(spans, select)
-        return (self._record(ns, r) for r in list(rows))
+        record = self._record
+        return iter([record(ns, r) for r in self._range_query(spans, select)])
 
     def retractions_of(self, ns: str, target_ids: Iterable[str]) -> list[RecordRow]:
         nid = self._ns(ns)
