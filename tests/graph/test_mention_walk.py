@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from branchmem import Store
@@ -94,3 +95,41 @@ def test_search_mention_walk_never_leaves_the_path(
             store.close()
 
     check()
+
+
+def test_only_what_can_rank_is_made_a_hit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`hops._best` keeps, of the records the walks reach, the k best: the
+    results equal those of keeping all of them, for any k (ties included)."""
+    import random
+
+    from branchmem.retrieval import hops
+
+    rnd = random.Random(11)
+    people = ["Alice Chen", "Bob Smith", "Carol Wang", "Dan Kim"]
+    svcs = ["auth-service", "pay-service", "log-service", "mail-service", "api-gateway"]
+    store = Store()
+    store.add_event("e1")
+    for i in range(120):
+        store.add_memory(
+            f"{rnd.choice(people)} owns {rnd.choice(svcs)} on port {rnd.randint(6000, 6004)}",
+            sources=["e1"],
+            id=f"m{i}",
+        )
+        if i % 9 == 0:
+            store.add_memory(f"{rnd.choice(svcs)} is fine", sources=["e1"], id=f"t{i}")
+    queries = ["who owns auth-service", "Alice Chen", "port 6001", "what runs mail-service"]
+
+    def run() -> list[list[tuple[str, float]]]:
+        return [
+            [
+                (h.memory.id, h.score)
+                for h in store.search(q, at="e1", k=k, hops=2, mode=mode, now=2e9)
+            ]
+            for q in queries
+            for k in (1, 3, 10, 40)
+            for mode in ("keyword", "hybrid")
+        ]
+
+    fast = run()
+    monkeypatch.setattr(hops, "_best", lambda items, k: items)
+    assert run() == fast

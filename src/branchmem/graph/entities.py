@@ -318,6 +318,7 @@ class EntityCache:
         self.use_jieba = use_jieba
         self._lock = threading.Lock()
         self._seen: OrderedDict[tuple[str, str], tuple[str, frozenset[str]]] = OrderedDict()
+        self._held: tuple[object, object] | None = None  # (a candidate list, what was built on it)
 
     def get(self, namespace: str, record_id: str, text: str) -> frozenset[str]:
         key = (namespace, record_id)
@@ -334,12 +335,27 @@ class EntityCache:
                 self._seen.popitem(last=False)
         return names
 
+    def held(self, mems: object) -> object:
+        """What `hold` kept for this very list object (candidate lists are
+        never changed once made), or None."""
+        with self._lock:
+            got = self._held
+        return got[1] if got is not None and got[0] is mems else None
+
+    def hold(self, mems: object, value: object) -> None:
+        """Keep ``value`` for the list ``mems`` (one list at a time; dropped by
+        `clear` and `forget`, as everything derived from the records is)."""
+        with self._lock:
+            self._held = (mems, value)
+
     def clear(self) -> None:
         with self._lock:
             self._seen.clear()
+            self._held = None
 
     def forget(self, ns: str, ids: list[str] | None, /) -> None:
         want = None if ids is None else set(ids)
         with self._lock:
+            self._held = None
             for k in [k for k in self._seen if k[0] == ns and (want is None or k[1] in want)]:
                 del self._seen[k]

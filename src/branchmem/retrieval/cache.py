@@ -131,7 +131,9 @@ class RankCache:
             table = self.terms.setdefault(tokenizer.name, {})
         out: list[bytes | None] = []
         missing: list[Memory] = []
-        for m in mems:
+        if not table:  # (a new process: nothing to look up)
+            out, missing = [None] * len(mems), list(mems)
+        for m in mems if table else ():
             hit = table.get((m.namespace, m.id))
             if hit is not None and hit[0] == m.content:
                 out.append(hit[1])

@@ -16,6 +16,9 @@ entity as a hit or the query (`graph.entities`) are linked, no edge needed.
 
 from __future__ import annotations
 
+import heapq
+from typing import Any, TypeVar
+
 from ..engine import Engine
 from ..errors import InvalidInput
 from ..graph.entities import EntityCache
@@ -84,6 +87,9 @@ def expand(
             mentioned[m.id] = (r.score, r, m, gathered.via[r.index])
             found.pop(m.id, None)
     seed_conf = {f"hit {k_}": c for k_, c in conf.items()} | {"the query": top_conf}
+    # Hits are made only for what can still rank in the top k (a walk may reach
+    # every candidate): of each kind, the k best, ties kept in their order.
+    found, mentioned = _best(found, k), _best(mentioned, k)
     extra = [
         _hit(
             engine,
@@ -112,6 +118,18 @@ def expand(
     out = [h for h in hits if h.memory.id not in found and h.memory.id not in mentioned] + extra
     out.sort(key=lambda h: -h.score)  # stable: among equal scores, ranked hits first
     return out[:k]
+
+
+V = TypeVar("V", bound=tuple[Any, ...])
+
+
+def _best(items: dict[str, V], k: int) -> dict[str, V]:
+    """The ``k`` entries with the highest score (their value's first field),
+    in their order: those that can rank in a stable sort's top ``k``."""
+    if len(items) <= k:
+        return items
+    keep = heapq.nsmallest(k, enumerate(items), key=lambda t: (-items[t[1]][0], t[0]))
+    return {key: items[key] for _, key in sorted(keep)}
 
 
 def _along_edges(

@@ -77,6 +77,43 @@ def weights(names: Sequence[frozenset[str]]) -> dict[str, float]:
     return {k: math.log((n + 1) / d) / norm_ for k, d in df.items() if d <= cap and norm_ > 0}
 
 
+@dataclass(frozen=True, slots=True)
+class WalkIndex:
+    """What a walk over one candidate list reads, whatever its seeds: each
+    candidate's entity names (sorted), the weights, the candidates naming each
+    weighted name, and each id's position. Kept for the list while it is the
+    list searched (`index_for`), so a warm search walks from its seeds only."""
+
+    names: list[tuple[str, ...]]
+    weights: dict[str, float]
+    by_name: dict[str, list[int]]
+    pos: dict[str, int]
+
+
+def build_index(mems: Sequence[Memory], memo: EntityCache) -> WalkIndex:
+    got = memo.get
+    sets = [got(m.namespace, m.id, m.content) for m in mems]
+    w = weights(sets)
+    by_name: dict[str, list[int]] = {}
+    for i, ns in enumerate(sets):
+        for key in ns:
+            if key in w:
+                by_name.setdefault(key, []).append(i)
+    names = [tuple(sorted(ns)) for ns in sets]
+    return WalkIndex(names, w, by_name, {m.id: i for i, m in enumerate(mems)})
+
+
+def index_for(mems: Sequence[Memory], memo: EntityCache) -> WalkIndex:
+    """`build_index` of ``mems``, kept in ``memo`` for the very list (a
+    search's candidates are the same list object until something changes)."""
+    held = memo.held(mems)
+    if isinstance(held, WalkIndex):
+        return held
+    index = build_index(mems, memo)
+    memo.hold(mems, index)
+    return index
+
+
 def walk(
     mems: Sequence[Memory],
     seeds: Sequence[tuple[str, float]],
@@ -93,51 +130,51 @@ def walk(
     themselves only where reached with a higher score."""
     decay = DECAY if decay is None else decay
     memo = names_of if names_of is not None else EntityCache()
-    names = [memo.get(m.namespace, m.id, m.content) for m in mems]
-    w = weights(names)
-    by_name: dict[str, list[int]] = {}
-    for i, ns in enumerate(names):
-        for key in ns:
-            if key in w:
-                by_name.setdefault(key, []).append(i)
-    pos = {m.id: i for i, m in enumerate(mems)}
+    index = index_for(mems, memo)
+    names, w, by_name, pos = index.names, index.weights, index.by_name, index.pos
     seed_score = {pos[rid]: s for rid, s in seeds if rid in pos}
     # (record index or -1 for the query) -> (activation, path so far, seed label)
     frontier: dict[int, tuple[float, str, str]] = {
         i: (s, mems[i].id, f"hit {mems[i].id}") for i, s in seed_score.items()
     }
     frontier[-1] = (top, "the query", "the query")
-    query_names = entities(query, use_jieba=memo.use_jieba)
+    query_names = tuple(sorted(entities(query, use_jieba=memo.use_jieba)))
     best: dict[int, Reached] = {}
     total = dict(seed_score)
+    wget = w.get
     for level in range(1, min(hops, MAX_LEVELS) + 1):
         # entity -> its two strongest (activation, path, seed, source record)
-        ents: dict[str, list[tuple[float, str, str, int]]] = {}
+        ents: dict[str, list[Entry]] = {}
         for i, (s, path, seed) in sorted(frontier.items()):
-            for key in sorted(query_names if i < 0 else names[i]):  # ties: by name
-                a = s * w.get(key, 1.0 if i < 0 and key in by_name else 0.0)
+            for key in query_names if i < 0 else names[i]:  # ties: by name
+                a = s * wget(key, 0.0)
                 if a > 0:
-                    _offer(ents, key, (a, f"{path} -[{key}]-", seed, i))
+                    _offer_lazy(ents, key, a, path, seed, i)
         if view is not None:
             _along_edges(view, ents, w, edge_decay)
         incoming: dict[int, tuple[float, str, str]] = {}
         for key, tops in sorted(ents.items()):
+            first = tops[0]
+            second = tops[1] if len(tops) > 1 else None
             for j in by_name.get(key, ()):
-                got = next((t for t in tops if t[3] != j), None)
+                got = first if first[3] != j else second
                 if got is None:
                     continue
                 a, path, seed, _ = got
-                s, p, sd = incoming.get(j, (0.0, f"{path} {mems[j].id}", seed))
-                incoming[j] = (s + a * decay, p, sd)
+                had = incoming.get(j)
+                if had is None:
+                    incoming[j] = (a * decay, f"{path} {mems[j].id}", seed)
+                else:
+                    incoming[j] = (had[0] + a * decay, had[1], had[2])
         for j, (inc, p, sd) in incoming.items():
             total[j] = total.get(j, 0.0) + inc
-            first = best.get(j)
+            first_reach = best.get(j)
             best[j] = Reached(
                 j,
                 total[j],
-                first.hops if first else level,
-                first.path if first else p,
-                first.seed if first else sd,
+                first_reach.hops if first_reach else level,
+                first_reach.path if first_reach else p,
+                first_reach.seed if first_reach else sd,
             )
         frontier = incoming
         if not frontier:
@@ -145,11 +182,29 @@ def walk(
     return dict(sorted(best.items()))
 
 
-def _offer(
-    ents: dict[str, list[tuple[float, str, str, int]]],
-    key: str,
-    got: tuple[float, str, str, int],
+Entry = tuple[float, str, str, int]
+"""An entity's activation from one record: (activation, path, seed, source record)."""
+
+
+def _offer_lazy(
+    ents: dict[str, list[Entry]], key: str, a: float, path: str, seed: str, src: int
 ) -> None:
+    """`_offer` of ``(a, f"{path} -[{key}]-", seed, src)``, the path made only
+    when the activation is kept: an offer weaker than the two kept from other
+    records (or equal: the sort is stable, so the later one goes) is dropped."""
+    tops = ents.get(key)
+    if (
+        tops is not None
+        and len(tops) == 2
+        and a <= tops[1][0]
+        and tops[0][3] != src
+        and tops[1][3] != src
+    ):
+        return
+    _offer(ents, key, (a, f"{path} -[{key}]-", seed, src))
+
+
+def _offer(ents: dict[str, list[Entry]], key: str, got: Entry) -> None:
     """Keep ``got`` among ``key``'s two strongest activations from distinct records."""
     tops = [t for t in ents.get(key, []) if t[3] != got[3] or t[0] > got[0]]
     if any(t[3] == got[3] for t in tops):
@@ -161,7 +216,7 @@ def _offer(
 
 def _along_edges(
     view: GraphView,
-    ents: dict[str, list[tuple[float, str, str, int]]],
+    ents: dict[str, list[Entry]],
     w: dict[str, float],
     edge_decay: float,
 ) -> None:
