@@ -172,6 +172,7 @@ def served_first_search(path: Path) -> float:
     started on the file (timed from its first answer to ``/healthz``), then
     one ``POST search`` timed end to end."""
     import httpx
+
     from server import serve  # bench/server.py
 
     proc, base = serve(str(path), "--embedder", "hashing")
