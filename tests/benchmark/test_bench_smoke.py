@@ -66,6 +66,7 @@ EXPECTED: dict[str, list[tuple[str, int]]] = {
         (r"^  add_(event|memory) +\d+\.\d\dx \(\d+\.\d\dx\)", 4),
     ],
     "hops": [(r"^multihop +tune +keyword plain hops=[02]  pass rate \d\.\d\d \(\d+/\d+\)", 2)],
+    "hops_cost": [(r"^(first|warm) search, 500 visible: hops=2 .* ms ratio [\d.]+-[\d.]+x$", 2)],
     "importers": [(r"^  time ratio import / baseline +\d+\.\d\dx$", 1)],
     "ingest": [(r"^sqlite: ingest of 2,000 events .*: \d+\.\d\dx \(goal", 1)],
     "ingest_vectors": [
@@ -99,6 +100,8 @@ EXPECTED: dict[str, list[tuple[str, int]]] = {
     "first_search": [
         (r"^first search, [\d,]+ visible, vectors and tokens stored: .* [\d.]+-[\d.]+x \(goal", 1),
         (r"^  the same, tokens made in process: .* ratio [\d.]+-[\d.]+x$", 1),
+        (r"^  the same through HTTP after a server restart: .* ratio [\d.]+-[\d.]+x$", 1),
+        (r"^gate read \(memories\(at\), [\d,]+ visible\): .* ratio [\d.]+-[\d.]+x \(goal", 1),
         (r"^decoding stored tokens vs tokenizing: ratio [\d.]+-[\d.]+x$", 1),
         (r"^embedding [\d,]+ records vs .*: ratio [\d.]+-[\d.]+x \(goal", 1),
     ],

@@ -27,8 +27,13 @@ def records(rnd: random.Random, n: int) -> list[Memory]:
     return out
 
 
+@pytest.mark.parametrize("beam", [None, 3, 64])
 @pytest.mark.parametrize("seed", range(40))
-def test_the_walk_reaches_what_the_reference_reaches(seed: int) -> None:
+def test_the_walk_reaches_what_the_reference_reaches(
+    seed: int, beam: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the beam at its default, at 3 (it binds often) and off (None)."""
+    monkeypatch.setattr(spread, "BEAM", 10**9 if beam is None else beam)
     rnd = random.Random(seed)
     mems = records(rnd, rnd.choice([3, 12, 40, 150]))
     memo = EntityCache()
@@ -40,7 +45,9 @@ def test_the_walk_reaches_what_the_reference_reaches(seed: int) -> None:
         hops = rnd.randint(1, 3)
         decay = rnd.choice([None, 0.5, 1.0])
         got = spread.walk(mems, seeds, query, top, hops, None, decay, names_of=memo)
-        want = walk_reference.walk(mems, seeds, query, top, hops, None, decay, EntityCache())
+        want = walk_reference.walk(
+            mems, seeds, query, top, hops, None, decay, EntityCache(), beam=beam
+        )
         assert got == want
         mems = list(mems) if rnd.random() < 0.5 else mems
 

@@ -64,6 +64,7 @@ def walk(
     decay: float | None = None,
     names_of: EntityCache | None = None,
     edge_decay: float = 1.0,
+    beam: int | None = None,
 ) -> dict[int, Reached]:
     """The candidates (by index into ``mems``) ``hops`` mention links reach from
     ``seeds`` (record id, score) and ``query`` (with score ``top``); seeds
@@ -90,7 +91,10 @@ def walk(
     for level in range(1, min(hops, MAX_LEVELS) + 1):
         # entity -> its two strongest (activation, path, seed, source record)
         ents: dict[str, list[tuple[float, str, str, int]]] = {}
-        for i, (s, path, seed) in sorted(frontier.items()):
+        items = sorted(frontier.items())
+        if beam is not None and len(items) > beam:  # the strongest only (ties: lower index)
+            items = sorted(sorted(items, key=lambda it: (-it[1][0], it[0]))[:beam])
+        for i, (s, path, seed) in items:
             for key in sorted(query_names if i < 0 else names[i]):  # ties: by name
                 a = s * w.get(key, 1.0 if i < 0 and key in by_name else 0.0)
                 if a > 0:

@@ -152,8 +152,11 @@ class RankCache:
         if store is not None and key is not None:
             missing = stored.load(store, key, missing, fresh)
         made: list[tuple[Memory, bytes]] = []
-        for m in missing:
-            blob = stored.encode(tokenizer(m.content))
+        many = getattr(tokenizer, "many", None)  # (a batch form, where the tokenizer has one)
+        texts = [m.content for m in missing]
+        toks = many(texts) if many is not None else [tokenizer(t) for t in texts]
+        for m, tk in zip(missing, toks, strict=True):
+            blob = stored.encode(tk)
             fresh[(m.namespace, m.id)] = (m.content, blob)
             made.append((m, blob))
         if store is not None and key is not None and made:

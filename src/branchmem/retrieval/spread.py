@@ -46,6 +46,11 @@ FANOUT_MIN = 3
 MAX_LEVELS = 2
 """The most mention links one walk follows, whatever ``hops`` (3 measured worse)."""
 
+BEAM = 64
+"""The most records whose entities pass activation on, per step: the
+strongest (a weaker one's share of any record it reaches is smaller still).
+Bounds a walk on a large store, where two steps reach nearly every candidate."""
+
 
 @dataclass(frozen=True, slots=True)
 class Reached:
@@ -145,7 +150,7 @@ def walk(
     for level in range(1, min(hops, MAX_LEVELS) + 1):
         # entity -> its two strongest (activation, path, seed, source record)
         ents: dict[str, list[Entry]] = {}
-        for i, (s, path, seed) in sorted(frontier.items()):
+        for i, (s, path, seed) in _strongest(frontier, BEAM):
             for key in query_names if i < 0 else names[i]:  # ties: by name
                 a = s * wget(key, 0.0)
                 if a > 0:
@@ -180,6 +185,17 @@ def walk(
         if not frontier:
             break
     return dict(sorted(best.items()))
+
+
+def _strongest(
+    frontier: dict[int, tuple[float, str, str]], n: int
+) -> list[tuple[int, tuple[float, str, str]]]:
+    """The ``n`` strongest of the frontier (ties: the lower index), in index order."""
+    items = sorted(frontier.items())
+    if len(items) <= n:
+        return items
+    keep = sorted(items, key=lambda it: (-it[1][0], it[0]))[:n]
+    return sorted(keep)
 
 
 Entry = tuple[float, str, str, int]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from ..errors import InvalidInput
@@ -50,12 +50,11 @@ def bigram_tokens(text: str) -> list[str]:
     ['我下', '下个', '个月', '月搬', '搬去', '去杭', '杭州', 'python', '3']
     """
     out: list[str] = []
-    for m in _TOKEN.finditer(normalize(text)):
-        run = m.group()
-        if m.lastgroup == "cjk" and len(run) > 1:
-            out.extend(run[i : i + 2] for i in range(len(run) - 1))
+    for cjk, word in _TOKEN.findall(normalize(text)):  # (one group of the two holds the run)
+        if len(cjk) > 1:
+            out.extend([cjk[i : i + 2] for i in range(len(cjk) - 1)])
         else:
-            out.append(run)
+            out.append(cjk or word)
     return out
 
 
@@ -86,6 +85,22 @@ class StemTokenizer:
 
     def __call__(self, text: str) -> list[str]:
         return stem_tokens(text)
+
+    def many(self, texts: Sequence[str]) -> list[list[str]]:
+        """`stem_tokens` of each text, each distinct word stemmed once (the
+        memo lives for this call only: nothing of the texts outlives it)."""
+        memo: dict[str, str] = {}
+        out = []
+        for text in texts:
+            toks = bigram_tokens(text)
+            for i, t in enumerate(toks):
+                if t.isascii():
+                    got = memo.get(t)
+                    if got is None:
+                        got = memo[t] = stem(t)
+                    toks[i] = got
+            out.append(toks)
+        return out
 
 
 class JiebaTokenizer:
