@@ -235,6 +235,13 @@ def main() -> None:
     try:
         path = tmp / "s.db"
         build(path, n)
+        size = sum(f.stat().st_size for f in tmp.glob("s.db*"))  # (with its -wal, if any)
+        floor_size = floor_path(path).stat().st_size
+        print(
+            f"file size per record: the store {size / n:,.0f} bytes (records, vectors, tokens, "
+            f"indexes) vs the floor's plain file {floor_size / n:,.0f} bytes "
+            f"(vector blobs and FTS5) ratio {size / floor_size:.2f}x"
+        )
         ours, plain, base = [], [], []
         for _ in range(repeat):
             ours.append(first_search(path))

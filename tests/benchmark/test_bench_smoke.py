@@ -101,6 +101,7 @@ EXPECTED: dict[str, list[tuple[str, int]]] = {
         (r"^first search, [\d,]+ visible, vectors and tokens stored: .* [\d.]+-[\d.]+x \(goal", 1),
         (r"^  the same, tokens made in process: .* ratio [\d.]+-[\d.]+x$", 1),
         (r"^  the same through HTTP after a server restart: .* ratio [\d.]+-[\d.]+x$", 1),
+        (r"^file size per record: the store [\d,]+ bytes .* ratio [\d.]+x$", 1),
         (r"^gate read \(memories\(at\), [\d,]+ visible\): .* ratio [\d.]+-[\d.]+x \(goal", 1),
         (r"^decoding stored tokens vs tokenizing: ratio [\d.]+-[\d.]+x$", 1),
         (r"^embedding [\d,]+ records vs .*: ratio [\d.]+-[\d.]+x \(goal", 1),
