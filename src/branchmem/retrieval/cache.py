@@ -94,7 +94,7 @@ class RankCache:
         self.queries: dict[tuple[str, str], array[float]] = {}
         self.states = SearchStates()
         self.ann: dict[tuple[str, str], NamespaceIndex] = {}  # by (namespace, embedder)
-        self._digested: tuple[list[Memory], list[str]] | None = None
+        self._digested: tuple[list[str], list[str]] | None = None  # (texts, their digests)
         self.epoch = 0
         """Moves whenever entries are dropped for an erasure. A search notes it
         before reading records and passes it back: what it computed is then
@@ -283,14 +283,16 @@ class RankCache:
     def digests(self, mems: Sequence[Memory]) -> list[str]:
         """The digest of each record's text (`vectors.digest`). The last list
         is kept, so a large state's tokens and vectors hash each text once:
-        the same records (the very objects, which never change) get it back."""
+        the same texts (the very string objects, which the state holds too)
+        get it back."""
+        texts = [m.content for m in mems]
         with self._lock:
             held = self._digested
-        if held is not None and len(held[0]) == len(mems) and all(map(is_, held[0], mems)):
+        if held is not None and len(held[0]) == len(texts) and all(map(is_, held[0], texts)):
             return held[1]
-        out = [digest(m.content) for m in mems]
+        out = [digest(t) for t in texts]
         with self._lock:
-            self._digested = (list(mems), out)
+            self._digested = (texts, out)
         return out
 
     def stored_block(
