@@ -189,3 +189,37 @@ def test_a_purge_drops_the_kept_digests(
     assert cache._digested is None
     assert first[0][0] not in [h for h, _ in hits(s, "e2")]
     s.close()
+
+
+def test_overlapping_pauses_still_collect_now_and_then(monkeypatch: pytest.MonkeyPatch) -> None:
+    """While another thread's pause goes on, a pause that ends after
+    `MAX_PAUSE_S` runs a collection (a busy server never has none in flight)."""
+    from branchmem import bulk
+
+    runs: list[int] = []
+    real = gc.collect
+    monkeypatch.setattr(gc, "collect", lambda *a: runs.append(1) or real(*a))
+    inside, release = threading.Barrier(2), threading.Event()
+
+    def hold() -> None:
+        with paused():
+            inside.wait()
+            release.wait()
+
+    t = threading.Thread(target=hold)
+    t.start()
+    inside.wait()
+    try:
+        monkeypatch.setattr(bulk, "MAX_PAUSE_S", 3600.0)
+        with paused():
+            pass
+        assert runs == [], "not yet due"
+        monkeypatch.setattr(bulk, "MAX_PAUSE_S", 0.0)
+        with paused():
+            pass
+        assert runs == [1]
+        assert not gc.isenabled(), "the other pause still runs"
+    finally:
+        release.set()
+        t.join()
+    assert gc.isenabled()
