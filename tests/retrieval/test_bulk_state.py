@@ -9,7 +9,8 @@ import gc
 import random
 import threading
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -133,6 +134,26 @@ def test_a_block_and_its_rows_give_one_matrix(monkeypatch: pytest.MonkeyPatch) -
         assert one.cosines(q) == each.cosines(q)
 
 
+@contextmanager
+def paused_elsewhere() -> Iterator[None]:
+    """Another thread holds a pause for the length of the block."""
+    inside, release = threading.Barrier(2), threading.Event()
+
+    def hold() -> None:
+        with paused():
+            inside.wait()
+            release.wait()
+
+    t = threading.Thread(target=hold)
+    t.start()
+    inside.wait()
+    try:
+        yield
+    finally:
+        release.set()
+        t.join()
+
+
 def test_collector_pauses_nest_and_overlap() -> None:
     assert gc.isenabled()
     with paused():
@@ -144,20 +165,10 @@ def test_collector_pauses_nest_and_overlap() -> None:
     with gc_paused(10):
         assert gc.isenabled(), "a small batch leaves it alone"
     # Two threads whose pauses overlap: resumed once both end, whichever ends first.
-    inside, release = threading.Barrier(2), threading.Event()
-
-    def hold() -> None:
+    with paused_elsewhere():
         with paused():
-            inside.wait()
-            release.wait()
-
-    t = threading.Thread(target=hold)
-    t.start()
-    with paused():
-        inside.wait()
-    assert not gc.isenabled(), "the other thread's pause still runs"
-    release.set()
-    t.join()
+            pass
+        assert not gc.isenabled(), "the other thread's pause still runs"
     assert gc.isenabled()
     # A caller that turned it off keeps it off.
     gc.disable()
@@ -199,17 +210,7 @@ def test_overlapping_pauses_still_collect_now_and_then(monkeypatch: pytest.Monke
     runs: list[int] = []
     real = gc.collect
     monkeypatch.setattr(gc, "collect", lambda *a: runs.append(1) or real(*a))
-    inside, release = threading.Barrier(2), threading.Event()
-
-    def hold() -> None:
-        with paused():
-            inside.wait()
-            release.wait()
-
-    t = threading.Thread(target=hold)
-    t.start()
-    inside.wait()
-    try:
+    with paused_elsewhere():
         monkeypatch.setattr(bulk, "MAX_PAUSE_S", 3600.0)
         with paused():
             pass
@@ -219,7 +220,4 @@ def test_overlapping_pauses_still_collect_now_and_then(monkeypatch: pytest.Monke
             pass
         assert runs == [1]
         assert not gc.isenabled(), "the other pause still runs"
-    finally:
-        release.set()
-        t.join()
     assert gc.isenabled()

@@ -131,15 +131,16 @@ class RankCache:
             table = self.terms.setdefault(tokenizer.name, {})
         out: list[bytes | None] = []
         missing: list[Memory] = []
-        if not table:  # (a new process: nothing to look up)
+        if not table:  # a new process: nothing to look up
             out, missing = [None] * len(mems), list(mems)
-        for m in mems if table else ():
-            hit = table.get((m.namespace, m.id))
-            if hit is not None and hit[0] == m.content:
-                out.append(hit[1])
-            else:
-                out.append(None)
-                missing.append(m)
+        else:
+            for m in mems:
+                hit = table.get((m.namespace, m.id))
+                if hit is not None and hit[0] == m.content:
+                    out.append(hit[1])
+                else:
+                    out.append(None)
+                    missing.append(m)
         if not missing:
             return cast(list[bytes], out)
         key = stored.store_key(tokenizer)

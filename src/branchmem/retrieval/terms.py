@@ -124,12 +124,8 @@ def load(
                 continue
             blob = hit[1]
             found.append((m, blob if type(blob) is bytes else bytes(blob)))
-        # What `encode` wrote decodes; anything else is made again. Checked all
-        # at once: a newline (no part of any other character) between two
-        # blobs, so a blob's broken end or start cannot pass with its neighbour.
-        try:
-            b"\n".join(b for _, b in found).decode("utf-8")
-        except UnicodeDecodeError:
+        # What `encode` wrote decodes; anything else is made again.
+        if not _all_decode(b for _, b in found):
             sound = [_decodes(b) for _, b in found]
             rest += [m for (m, _), ok in zip(found, sound, strict=True) if not ok]
             found = [f for f, ok in zip(found, sound, strict=True) if ok]
@@ -159,11 +155,18 @@ def load_all(
             return None
         blob = hit[1]
         out.append(blob if type(blob) is bytes else bytes(blob))
+    return out if _all_decode(out) else None
+
+
+def _all_decode(blobs: Iterable[bytes]) -> bool:
+    """Whether every blob decodes, checked all at once: a newline (no part of
+    any other character) between two blobs, so a blob's broken end or start
+    cannot pass with its neighbour."""
     try:
-        b"\n".join(out).decode("utf-8")  # (see `load`)
+        b"\n".join(blobs).decode("utf-8")
     except UnicodeDecodeError:
-        return None
-    return out
+        return False
+    return True
 
 
 def _decodes(blob: bytes) -> bool:
