@@ -1,13 +1,21 @@
-"""A store whose checkpoints were written in the saver's earlier layout (a bare
-root event per checkpoint, its data in a record at the root, a listing record
-per checkpoint) answers as one written now (the data in the root's meta, one
-row), on every backend: the same checkpoints listed in the same order, the
-same data, parents and pending writes; new checkpoints written on top of it
-join them; pruning and deleting take both kinds. The earlier layout is made
-here by the statements its writer ran (`_old_write`)."""
+"""A store whose checkpoints were written in one of the saver's earlier layouts
+answers as one written now, on every backend: the same checkpoints listed in
+the same order, the same data, parents and pending writes; new checkpoints
+written on top of it join them; pruning and deleting take every kind. The
+earlier layouts are made here by the statements their writers ran:
+
+- ``"rows"`` (`_old_write`): a bare root event per checkpoint, its data in a
+  record at the root, a listing record per checkpoint;
+- ``"branch"`` (`_branch_write`): the data in the root's meta (one row, as
+  now), but the latest pointer moved through `Store.set_branch` at every
+  checkpoint (a history row and an audit line each time);
+- both: a bookkeeping record per task that wrote to the store (`_old_link`),
+  which the saver read to find a step's tasks (it now reads the children of
+  the step's checkpoint event)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from typing import Any, TypedDict
 
@@ -19,9 +27,12 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.store.base import BaseStore
 
 from branchmem import Store
+from branchmem.errors import UnknownBranch
 from branchmem.integrations.langgraph import BranchmemSaver, BranchmemStore
 from branchmem.integrations.langgraph import _keys as k
 from branchmem.integrations.langgraph import saver as saver_module
+from branchmem.integrations.langgraph import store as store_module
+from branchmem.integrations.langgraph._checkpoints import ensure_root
 
 NS = ("user", "facts")
 
@@ -56,11 +67,19 @@ def _graph(store: Store) -> Any:
     return g.compile(checkpointer=BranchmemSaver(store), store=BranchmemStore(store))
 
 
+def _newest(s: Store, tns: str, cp_ns: str, cid: str) -> bool:
+    try:
+        head = s.branch_head(k.latest_branch(cp_ns), namespace=tns)
+    except UnknownBranch:
+        return True
+    return cid >= k.checkpoint_of_root(head)
+
+
 def _old_write(
     s: Store, ns: str, thread: str, cp_ns: str, cid: str, root: str,
-    lineage: list[str], data: dict[str, Any], newest: bool,
-) -> None:  # fmt: skip
-    """`write_checkpoint` as the earlier layout wrote it (its data had no
+    lineage: list[str], data: dict[str, Any],
+) -> bool:  # fmt: skip
+    """`write_checkpoint` as the earliest layout wrote it (its data had no
     checkpoint namespace or id)."""
     tns = k.thread_namespace(ns, thread)
     s.add_events(
@@ -68,6 +87,7 @@ def _old_write(
           "role": "note", "namespace": ns,
           "meta": {"thread_id": thread, "checkpoint_ns": cp_ns, "checkpoint_id": cid}}]
     )  # fmt: skip
+    newest = _newest(s, tns, cp_ns, cid)
     s.add_events([{"id": root, "role": "note", "namespace": tns}])
     old = [m for m in s.memories(at=root, namespace=tns, include_archived=True)
            if m.meta and m.meta.get("type") == "checkpoint"]  # fmt: skip
@@ -85,6 +105,62 @@ def _old_write(
         )  # fmt: skip
     if newest:
         s.set_branch(k.latest_branch(cp_ns), root, namespace=tns)
+    return newest
+
+
+def _branch_write(
+    s: Store, ns: str, thread: str, cp_ns: str, cid: str, root: str,
+    lineage: list[str], data: dict[str, Any],
+) -> bool:  # fmt: skip
+    """`write_checkpoint` as the one-row layout wrote it before its latest
+    pointer moved as a row: through `Store.set_branch` every time."""
+    tns = k.thread_namespace(ns, thread)
+    s.add_events(
+        [{"id": k.checkpoint_event(thread, cp_ns, cid), "parent": lineage or None,
+          "role": "note", "namespace": ns,
+          "meta": {"thread_id": thread, "checkpoint_ns": cp_ns, "checkpoint_id": cid}}]
+    )  # fmt: skip
+    newest = _newest(s, tns, cp_ns, cid)
+    try:
+        s.get_event(root, namespace=tns)
+    except KeyError:
+        s.add_events([{"id": root, "role": "note", "namespace": tns, "meta": data}])
+    else:
+        old = [m for m in s.memories(at=root, namespace=tns, include_archived=True)
+               if m.meta and m.meta.get("type") == "checkpoint"]  # fmt: skip
+        listing = {"content": "", "sources": [k.THREAD_ROOT], "kind": "working",
+                   "namespace": tns, "id": k.listing_record(cp_ns, cid),
+                   "meta": {"checkpoint_ns": cp_ns, "checkpoint_id": cid}}  # fmt: skip
+        if old:
+            s.supersede(old[-1].id, "", sources=[root], namespace=tns, meta=data)
+            s.add_memories([listing])
+        else:
+            s.add_memories(
+                [{"content": "", "sources": [root], "kind": "working", "namespace": tns,
+                  "meta": data}, listing]
+            )  # fmt: skip
+    if newest:
+        s.set_branch(k.latest_branch(cp_ns), root, namespace=tns)
+    return newest
+
+
+def _old_link(store: Store, ns: str, thread: str, cid: str, task_id: str) -> str:
+    """`link_task` as the earlier layouts ran it: the task's event, and a
+    bookkeeping record at its checkpoint's root that named the task."""
+    ev = k.task_event(thread, cid, task_id)
+    tns = k.thread_namespace(ns, thread)
+    root = k.checkpoint_root("", cid)
+    store.add_events(
+        [{"id": ev, "parent": k.checkpoint_event(thread, "", cid), "role": "note",
+          "namespace": ns}]
+    )  # fmt: skip
+    ensure_root(store, tns, root)
+    store.add_memory(
+        "", sources=[root], kind="working", namespace=tns,
+        id="task:" + json.dumps([cid, task_id], separators=(",", ":")),
+        meta={"type": "task", "task_id": task_id},
+    )  # fmt: skip
+    return ev
 
 
 def _run(graph: Any, steps: int) -> None:
@@ -120,28 +196,43 @@ def _answers(store: Store) -> list[Any]:
     return out
 
 
+WRITERS = {"rows": _old_write, "branch": _branch_write}
+
+
 @pytest.fixture
-def old_layout(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[bool], None]]:
-    def use(old: bool) -> None:
-        if old:
-            monkeypatch.setattr(saver_module, "write_checkpoint", _old_write)
+def old_layout(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str | None], None]]:
+    """``use(name)`` writes in the earlier layout ``name`` from then on;
+    ``use(None)`` as the saver writes now."""
+
+    def use(name: str | None) -> None:
+        if name is not None:
+            monkeypatch.setattr(saver_module, "write_checkpoint", WRITERS[name])
+            monkeypatch.setattr(saver_module, "link_task", _old_link)
+            monkeypatch.setattr(store_module, "link_task", _old_link)
         else:
             monkeypatch.undo()
 
     yield use
 
 
-def test_a_store_in_the_earlier_layout_answers_the_same(
-    reopen: Callable[[], Store], old_layout: Callable[[bool], None]
+@pytest.mark.parametrize("layout", sorted(WRITERS))
+def test_a_store_in_an_earlier_layout_answers_the_same(
+    reopen: Callable[[], Store], old_layout: Callable[[str | None], None], layout: str
 ) -> None:
-    old_layout(True)
+    old_layout(layout)
     store = reopen()
     _run(_graph(store), 6)
     tns = k.thread_namespace("default", "t")
-    assert not any(e.meta for e in store.events(namespace=tns)), "not the earlier layout"
+    rows = store.records(namespace=tns, limit=1000)
+    assert any(m.id.startswith("task:") for m in rows), "no task records: not an earlier layout"
+    if layout == "rows":
+        assert not any(e.meta for e in store.events(namespace=tns)), "not the earliest layout"
+    latest = k.latest_branch("")
+    moves = store.history(latest, namespace=tns)
+    assert len(moves) > 6, "the latest pointer was moved by set_branch"
     before = _answers(store)
     store.close()
-    old_layout(False)
+    old_layout(None)
     store = reopen()
     assert _answers(store) == before
     # Checkpoints written now join them: listed first, their parents old ones.
@@ -161,10 +252,12 @@ def test_a_store_in_the_earlier_layout_answers_the_same(
     store.close()
 
 
+@pytest.mark.parametrize("layout", sorted(WRITERS))
 def test_each_layout_writes_the_same_answers(
     reopen: Callable[[], Store],
     open_store: Callable[..., Store],
-    old_layout: Callable[[bool], None],
+    old_layout: Callable[[str | None], None],
+    layout: str,
 ) -> None:
     """The same run in each layout: equal answers but for the ids."""
 
@@ -176,10 +269,10 @@ def test_each_layout_writes_the_same_answers(
             for c in answers[:-1]
         ] + [answers[-1]]  # fmt: skip
 
-    old_layout(True)
+    old_layout(layout)
     old = open_store()
     _run(_graph(old), 5)
-    old_layout(False)
+    old_layout(None)
     new = open_store()
     _run(_graph(new), 5)
     assert shape(_answers(old)) == shape(_answers(new))

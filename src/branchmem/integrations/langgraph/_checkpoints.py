@@ -11,12 +11,22 @@ again), the data is a record sourced from the root, and a listing record
 sourced from `_keys.THREAD_ROOT` lists it: the layout every checkpoint had
 before, which stores written then still hold. Data at the root, when there
 is some, is newer than the root's own.
+
+The newest checkpoint of each checkpoint namespace is a branch of the
+thread's namespace (`_keys.latest_branch`). It is created by `Store.set_branch`
+(logged, with its history) and then moved by the put's own transaction as a
+row (`move_latest`): a pointer of the saver's bookkeeping, whose every move
+comes with the checkpoint events that transaction adds (and logs), so it
+keeps no history or audit line of its own. Earlier versions moved it through
+`Store.set_branch` each time; their history rows stay where they are.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+from ...backends.base import BranchRow
 from ...model import Memory
 from ...store import Store
 from . import _keys as k
@@ -49,12 +59,11 @@ def write_checkpoint(
     root: str,
     lineage: list[str],
     data: dict[str, Any],
-    newest: bool,
-) -> None:
+) -> bool:
     """The writes of `BranchmemSaver.put` in ``s``, inside its transaction: the
     checkpoint ``cid`` as an event of ``ns`` under ``lineage``, its data and
     listing in the thread's bookkeeping namespace, and the thread's latest
-    pointer when ``newest`` (``cid`` is the newest of its checkpoint namespace)."""
+    pointer when ``cid`` is the newest of its checkpoint namespace (returned)."""
     tns = k.thread_namespace(ns, thread)
     # The caller's namespace before the thread's, as a store write does: on
     # PostgreSQL a transaction locks each namespace at its first statement.
@@ -70,6 +79,8 @@ def write_checkpoint(
             }
         ]
     )
+    latest = s._engine.backend.get_branch_row(tns, k.latest_branch(cp_ns))
+    newest = latest is None or cid >= k.checkpoint_of_root(latest.head)
     # Looked up inside the transaction: a write on this checkpoint may have
     # committed its root since the caller's reads.
     if not has_root(s, tns, root):  # the common case: one row holds it all
@@ -77,7 +88,18 @@ def write_checkpoint(
     else:
         _write_at_root(s, tns, cp_ns, cid, root, data)
     if newest:
+        move_latest(s, tns, cp_ns, root, latest)
+    return newest
+
+
+def move_latest(s: Store, tns: str, cp_ns: str, root: str, row: BranchRow | None) -> None:
+    """Point the latest branch of ``cp_ns`` at ``root`` (``row``: the branch as
+    read in this transaction, ``None`` where there is none yet)."""
+    if row is None:
         s.set_branch(k.latest_branch(cp_ns), root, namespace=tns)
+    elif row.head != root:
+        moved = replace(row, head=root, updated_at=s._engine.clock())
+        s._engine.backend.put_branch_row(tns, moved)
 
 
 def _write_at_root(

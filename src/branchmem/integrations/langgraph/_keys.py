@@ -62,10 +62,6 @@ def listing_record(checkpoint_ns: str, checkpoint_id: str) -> str:
     return "ls:" + _j(checkpoint_ns, checkpoint_id)
 
 
-def task_link(checkpoint_id: str, task_id: str) -> str:
-    return "task:" + _j(checkpoint_id, task_id)
-
-
 def checkpoint_of_root(root_id: str) -> str:
     """The checkpoint id in a `checkpoint_root` id."""
     return str(json.loads(root_id[3:])[1])

@@ -11,13 +11,11 @@ from contextlib import AbstractContextManager
 
 from langchain_core.runnables import RunnableConfig
 
-from ...errors import InvalidInput
+from ...errors import InvalidInput, UnknownEvent
 from ...store import Store
 from . import _keys as k
-from ._checkpoints import ensure_root
 
-TASK = "task"
-"""The bookkeeping record type of a task link."""
+_PAGE = 1000
 
 
 def task_of(config: RunnableConfig) -> tuple[str, str, str]:
@@ -64,22 +62,37 @@ def one_read(store: Store) -> AbstractContextManager[None]:
     return store._engine.backend.reading()
 
 
-def link_task(store: Store, ns: str, tns: str, thread: str, cid: str, task_id: str) -> str:
-    """Create (once) the event of a root task and the bookkeeping record that lets
-    the next checkpoint of the step find it."""
+def link_task(store: Store, ns: str, thread: str, cid: str, task_id: str) -> str:
+    """Create the event of a root task (once), under the checkpoint it runs
+    on: the next checkpoint of the step finds it among that checkpoint's
+    children (`step_tasks`)."""
     ev = k.task_event(thread, cid, task_id)
-    root = k.checkpoint_root("", cid)
-    # (one call per namespace, the caller's first: see `BranchmemSaver.put`)
     store.add_events(
         [{"id": ev, "parent": k.checkpoint_event(thread, "", cid), "role": "note",
           "namespace": ns}]
     )  # fmt: skip
-    ensure_root(store, tns, root)  # (its checkpoint's put has made it, with its data)
-    store.add_memory(
-        "", sources=[root], kind="working", namespace=tns, id=k.task_link(cid, task_id),
-        meta={"type": TASK, "task_id": task_id},
-    )  # fmt: skip
     return ev
+
+
+def step_tasks(store: Store, ns: str, thread: str, cid: str) -> list[str]:
+    """The events of the root tasks that wrote to the store while running on
+    checkpoint ``cid`` (`link_task`), sorted: the children of its event with a
+    task id. (Stores written before this also hold a bookkeeping record per
+    task; the events were always made, so the children say the same.)"""
+    prefix = k.task_event(thread, cid, "")[:-3]  # 'lg:["task",thread,cid,'
+    out: list[str] = []
+    cursor = None
+    while True:
+        try:
+            page = store.children(
+                k.checkpoint_event(thread, "", cid), namespace=ns, limit=_PAGE, cursor=cursor
+            )
+        except UnknownEvent:  # no such checkpoint (yet): no tasks ran on it
+            return []
+        out += [e.id for e in page.events if e.id.startswith(prefix)]
+        cursor = page.cursor
+        if cursor is None:
+            return sorted(out)
 
 
 class Desc(str):

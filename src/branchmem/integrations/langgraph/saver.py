@@ -44,9 +44,9 @@ from . import _keys as k
 from . import _state
 from . import _views as _lt
 from ._checkpoints import CP, ensure_root, has_root, stored_data, write_checkpoint
-from ._tasks import TASK, link_task, one_read, one_transaction, task_of
 from ._tasks import Desc as _Desc
 from ._tasks import config_of as _config
+from ._tasks import link_task, one_read, one_transaction, step_tasks, task_of
 from ._tasks import thread_and_ns as _thread_and_ns
 
 _WRITE = "write"
@@ -115,24 +115,9 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         cid = checkpoint["id"]
         parent = get_checkpoint_id(config)
         meta = get_checkpoint_metadata(config, metadata)
-        s, ns, tns = self.store, self.namespace, k.thread_namespace(self.namespace, thread)
+        s, ns = self.store, self.namespace
         root = k.checkpoint_root(cp_ns, cid)
         self._register(thread)  # (once per thread, in transactions of its own)
-        lineage: builtins.list[str] = []
-        # The reads in one read view, before the transaction locks anything.
-        with one_read(s):
-            if parent is not None:
-                lineage = [k.checkpoint_event(thread, cp_ns, parent)]
-                if cp_ns == "" and meta.get("source") == "loop":
-                    # The step ran from `parent`; the tasks that wrote to the
-                    # store sit between it and this checkpoint.
-                    tasks = [
-                        k.task_event(thread, parent, m.meta["task_id"])
-                        for m in self._records(tns, k.checkpoint_root(cp_ns, parent))
-                        if m.meta and m.meta.get("type") == TASK
-                    ]
-                    lineage = sorted(tasks) or lineage
-            latest = self._latest(tns, cp_ns)
         if self.store.redactor is not None:
             values = self._redact(checkpoint.get("channel_values"))
             checkpoint = {**checkpoint, "channel_values": values}
@@ -145,11 +130,19 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
             "metadata": self._dump(meta),
             "parent": parent,
         }
-        # One transaction for all of it (a commit is most of a small write's
-        # cost); the long-term view and waiting tasks are told once it commits.
-        newest = latest is None or cid >= latest
+        # One transaction for the reads and the writes (a commit is most of a
+        # small write's cost); the long-term view and waiting tasks are told
+        # once it commits. Its first statement reads the caller's namespace,
+        # which a store write locks first too (`write_checkpoint`).
         with one_transaction(s):
-            write_checkpoint(s, ns, thread, cp_ns, cid, root, lineage, data, newest)
+            lineage: builtins.list[str] = []
+            if parent is not None:
+                lineage = [k.checkpoint_event(thread, cp_ns, parent)]
+                if cp_ns == "" and meta.get("source") == "loop":
+                    # The step ran from `parent`; the tasks that wrote to the
+                    # store sit between it and this checkpoint.
+                    lineage = step_tasks(s, ns, thread, parent) or lineage
+            newest = write_checkpoint(s, ns, thread, cp_ns, cid, root, lineage, data)
         event = k.checkpoint_event(thread, cp_ns, cid)
         if newest and cp_ns == "":  # the thread's head moved: the long-term view follows
             _lt.head_moved(s, ns, thread, event, lineage)
@@ -216,8 +209,7 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
         first use (its parent is the checkpoint the task runs on). Called by
         `BranchmemStore`; ``config`` is the task's."""
         thread, cid, task_id = task_of(config)
-        tns = k.thread_namespace(self.namespace, thread)
-        return link_task(self.store, self.namespace, tns, thread, cid, task_id)
+        return link_task(self.store, self.namespace, thread, cid, task_id)
 
     # ------------------------------------------------------------------- reads
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:

@@ -334,8 +334,7 @@ class BranchmemStore(BaseStore):
         """Create the event of the task ``anchor`` names, if it is one."""
         if anchor.startswith('lg:["task",'):
             _, thread, cid, task_id = json.loads(anchor[3:])
-            tns = k.thread_namespace(self.namespace, thread)
-            link_task(self.store, self.namespace, tns, thread, cid, task_id)
+            link_task(self.store, self.namespace, thread, cid, task_id)
             self._linked.add(anchor)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
