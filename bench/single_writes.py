@@ -14,7 +14,12 @@ and the same unique ``(ns, id)`` index, in a file with the store's settings
 default 4 KiB pages. Calls alternate between the two,
 so both meet the same machine conditions. Also printed: the SQL statements
 one call issues (``BEGIN`` and ``COMMIT`` included), counted by SQLite's
-trace hook.
+trace hook. Last, ``retract`` in a namespace already holding many records
+(``--records``) against the same plain insert: its cost must not grow with
+the namespace (it once read every record, to find consolidations to take
+down with it).
+
+    python bench/single_writes.py --records 50000   # retract among 50,000 records
 """
 
 from __future__ import annotations
@@ -137,6 +142,43 @@ def run(n: int, durability: str) -> dict[str, float]:
     }
 
 
+def retracts(records: int, calls: int) -> dict[str, float]:
+    """``calls`` retractions in a namespace of ``records`` records, alternating
+    with a plain insert of one record row (durability "normal")."""
+    tmp = Path(tempfile.mkdtemp(prefix="branchmem-retract-"))
+    store = Store(tmp / "store.db", durability="normal")
+    (page_size,) = store._engine.backend._db.execute("PRAGMA page_size").fetchone()  # type: ignore[attr-defined]
+    plain = _plain(tmp / "plain.db", "normal", page_size)
+    store.add_event("e0", content=CONTENT)
+    for at in range(0, records, 10_000):
+        part = range(at, min(at + 10_000, records))
+        store.add_memories([{"content": f"{CONTENT} {i}", "sources": ["e0"], "id": f"m{i}"}
+                            for i in part])  # fmt: skip
+    rec_sql = "INSERT INTO records VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    ours = floor = 0.0
+    for i in range(calls):
+        t = time.perf_counter()
+        store.retract(f"m{i}", sources=["e0"])
+        ours += time.perf_counter() - t
+        t = time.perf_counter()
+        row = (1, i, f"r{i}", "retraction", "", "e0", None, 0.0, None, f"m{i}", time.time(),
+               0, i, None, None, None, None)  # fmt: skip
+        _insert(plain, rec_sql, row)
+        floor += time.perf_counter() - t
+    store.close()
+    plain.close()
+    shutil.rmtree(tmp, ignore_errors=True)
+    return {"ratio": ours / floor, "us": ours / calls * 1e6, "floor us": floor / calls * 1e6}
+
+
+def report_retracts(records: int, calls: int) -> None:
+    r = retracts(records, calls)
+    print(
+        f"retract among {records:,} records (normal, {calls} calls), x a plain insert:\n"
+        f"  retract {r['ratio']:.2f}x, {r['us']:.0f} us (plain insert {r['floor us']:.0f} us)"
+    )
+
+
 def report(n: int) -> None:
     for durability in ("normal", "full"):
         r = run(n, durability)
@@ -156,11 +198,13 @@ def main() -> None:
     ap.add_argument("--smoke", action="store_true", help="50 calls of each (seconds)")
     ap.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
     ap.add_argument("--url", default=os.environ.get(PG_ENV, DEFAULT_URL))
+    ap.add_argument("--records", type=int, default=50_000, help="records before the retracts")
     args = ap.parse_args()
     from single_writes_pg import report as report_pg
 
     if args.smoke:
         report(50)
+        report_retracts(2_000, 20)
         url = os.environ.get(PG_ENV)
         if url:
             report_pg(50, url)
@@ -170,6 +214,7 @@ def main() -> None:
         report_pg(args.calls, args.url)
     else:
         report(args.calls)
+        report_retracts(args.records, 200)
 
 
 if __name__ == "__main__":

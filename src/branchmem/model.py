@@ -28,6 +28,11 @@ def new_event_id() -> str:
     return "ev_" + uuid.uuid4().hex
 
 
+CONSOLIDATED_FROM = "consolidated_from"
+"""The ``meta`` field of a consolidated record that lists its inputs' ids
+(`branchmem.ops.cascade`; the backends index the records that have it)."""
+
+
 def new_record_id() -> str:
     """A fresh record id, for a record written without one."""
     return "m_" + uuid.uuid4().hex

@@ -39,4 +39,4 @@ def test_a_version_10_store_gets_the_queue(tmp_path: Path) -> None:
     with Store(path) as store:  # upgraded on open
         store.add_event("e2", parent="e1", content="我住在成都。", extract=True)
         assert [j.tip for j in store.pending()] == ["e2"]
-    assert _versions(path) == [10, 11]
+    assert _versions(path) == [10, 11, 12]

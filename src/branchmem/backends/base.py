@@ -267,6 +267,12 @@ class Backend(Protocol):
         """Ids of records with at least one of these sources."""
         ...
 
+    def consolidations(self, ns: str) -> list[str]:
+        """Ids of every record whose meta may name inputs (its text holds
+        ``"consolidated_from"``: `ops.cascade`), found without reading the
+        others (an index of them); callers check each one's meta."""
+        ...
+
     def records_of_kind(self, ns: str, kind: str) -> list[RecordRow]: ...
 
     def delete_records(self, ns: str, ids: list[str]) -> None:

@@ -12,7 +12,7 @@ from itertools import islice
 from typing import Any
 
 from ..branch_types import AuditEntry, HeadMove, Snapshot
-from ..model import Memory, memory_with
+from ..model import CONSOLIDATED_FROM, Memory, memory_with
 from .base import (
     BranchRow,
     DuplicateIds,
@@ -52,6 +52,7 @@ class _Space:
         # else _COLD (so a read checks one number for a segment read whole).
         self.index: dict[int, list[Any]] = {}
         self.by_target: dict[str, list[str]] = {}
+        self.consolidated: set[str] = set()  # records whose meta names inputs
         self.record_waits: dict[str, list[str]] = {}
         self.branches: dict[str, BranchRow] = {}
         self.moves: dict[str, list[HeadMove]] = {}
@@ -236,6 +237,8 @@ class MemoryBackend(TreeReads, VectorRows, MemoryJobs):
                 sp.timed += 1
             if m.target is not None:
                 sp.by_target.setdefault(m.target, []).append(m.id)
+            if m.meta is not None and CONSOLIDATED_FROM in m.meta:
+                sp.consolidated.add(m.id)
             if r.pos is not None:
                 self._index(sp, row, r.pos, r.extra)
             out.append(m)
@@ -384,6 +387,10 @@ class MemoryBackend(TreeReads, VectorRows, MemoryJobs):
             if (e := r.expires_at) is not None and e <= now
         ]
 
+    def consolidations(self, ns: str) -> list[str]:
+        sp = self._read(ns)
+        return sorted(sp.consolidated, key=lambda rid: sp.records[rid].seq)
+
     def records_with_sources(self, ns: str, event_ids: Iterable[str]) -> list[str]:
         want = set(event_ids)
         return [i for i, r in self._read(ns).records.items() if want.intersection(r.source_ids())]
@@ -399,6 +406,7 @@ class MemoryBackend(TreeReads, VectorRows, MemoryJobs):
         for rid in ids:
             row = sp.records.pop(rid, None)
             sp.life.pop(rid, None)
+            sp.consolidated.discard(rid)
             forget_vectors(sp, rid)
             if row is None:
                 continue

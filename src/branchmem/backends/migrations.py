@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from ..errors import StorageError
 
-CURRENT = 11
+CURRENT = 12
 """The schema version this code reads and writes (both SQL backends)."""
 
 
@@ -21,7 +21,7 @@ def steps_to_apply(found: int, where: str) -> range:
     """Versions to apply to a store at version ``found`` (empty when current).
 
     >>> list(steps_to_apply(2, "x"))
-    [3, 4, 5, 6, 7, 8, 9, 10, 11]
+    [3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
     """
     if found > CURRENT:
         raise StorageError(

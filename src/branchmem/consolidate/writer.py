@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
-from ..model import KINDS, Memory
-from ..ops.cascade import CONSOLIDATED_FROM, derived_id, own_retraction_id
+from ..model import CONSOLIDATED_FROM, KINDS, Memory
+from ..ops.cascade import derived_id, own_retraction_id
 from ..validate import MAX_SOURCES, check_namespace, show
 from .plan import (
     Similar,

@@ -19,10 +19,7 @@ from __future__ import annotations
 import hashlib
 
 from ..engine import Engine
-from ..model import RETRACTION, Memory
-
-CONSOLIDATED_FROM = "consolidated_from"
-"""The ``meta`` field of a consolidated record that lists its inputs' ids."""
+from ..model import CONSOLIDATED_FROM, RETRACTION, Memory
 
 
 def derived_id(prefix: str, *parts: str) -> str:
@@ -59,11 +56,9 @@ def cascade(engine: Engine, ns: str, fresh: list[Memory]) -> list[Memory]:
     hits = {m.target: m for m in fresh if m.target is not None}
     if not hits:
         return out
-    aimed = b.get_records(ns, list(hits))
-    sources = {s for row in aimed.values() for s in row.memory.sources}
-    if not sources:
-        return out
-    near = b.get_records(ns, b.records_with_sources(ns, sources))
+    # The consolidations of the namespace (read through their index): any one
+    # listing a retracted record is sourced from that record's sources too.
+    near = b.get_records(ns, b.consolidations(ns))
     for row in near.values():
         c = row.memory
         if c.target is not None:
@@ -94,8 +89,5 @@ def consolidations_of(engine: Engine, ns: str, ids: list[str]) -> list[str]:
     inputs (a purge of an input takes them too: they hold its text)."""
     b = engine.backend
     gone = set(ids)
-    sources = {s for row in b.get_records(ns, ids).values() for s in row.memory.sources}
-    if not sources:
-        return []
-    near = b.get_records(ns, b.records_with_sources(ns, sources))
+    near = b.get_records(ns, b.consolidations(ns))
     return [i for i, row in near.items() if gone.intersection(inputs_of(row.memory))]

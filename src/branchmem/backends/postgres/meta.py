@@ -174,6 +174,15 @@ class PgMeta(PgRows):
         sql = "SELECT id FROM records WHERE ns = %(ns)s AND expires_at <= %(now)s ORDER BY seq"
         return [r[0] for r in self._q(sql, {"ns": ns, "now": now})]
 
+    def consolidations(self, ns: str) -> list[str]:
+        # The partial index `records_consolidated`'s own condition, so that it
+        # is read (and no ORDER BY, which could send the planner down the key).
+        sql = (
+            "SELECT seq, id FROM records WHERE ns = %(ns)s "
+            "AND strpos(meta, '\"consolidated_from\"') > 0"
+        )
+        return [str(rid) for _, rid in sorted(self._q(sql, {"ns": ns}))]
+
     def records_with_sources(self, ns: str, event_ids: Iterable[str]) -> list[str]:
         # A scan of the namespace: erasure is rare, and sources are not indexed by event.
         sql = (

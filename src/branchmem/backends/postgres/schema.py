@@ -49,6 +49,8 @@ CREATE INDEX IF NOT EXISTS records_pos ON records (ns, seg, pos) WHERE seg IS NO
 CREATE INDEX IF NOT EXISTS records_target ON records (ns, target) WHERE target IS NOT NULL;
 CREATE INDEX IF NOT EXISTS records_timed ON records (ns)
     WHERE expires_at IS NOT NULL OR valid_from IS NOT NULL OR valid_to IS NOT NULL;
+CREATE INDEX IF NOT EXISTS records_consolidated ON records (ns)
+    WHERE strpos(meta, '"consolidated_from"') > 0;
 CREATE TABLE IF NOT EXISTS record_waits (
     ns text NOT NULL, event text NOT NULL, record text NOT NULL,
     PRIMARY KEY (ns, event, record)
@@ -166,6 +168,7 @@ STEPS: dict[int, list[str]] = {
     8: NS_COUNTERS,
     9: TERMS,
     11: JOBS,
+    # 12: nothing here: the ``records_consolidated`` index is new, made by TABLES
     # 10: nothing here (SQLite's large-row tables as rowid tables; a
     # PostgreSQL table keeps its rows in a heap already)
 }

@@ -164,6 +164,7 @@ class SQLiteBackend(TreeTables, GraphTables, MetaTables, SQLiteJobs):
         self._no_waits: set[int] = set()
         self._no_record_waits: set[int] = set()
         self._tips: dict[tuple[int, int], int] = {}
+        self._seg_top: dict[int, int] = {}
         self._audit_top: dict[int, int] = {}
         self._branch_list: dict[int, list[tuple[str, str]]] = {}
         self._recent: dict[tuple[int, str], tuple[Any, ...]] = {}
@@ -213,6 +214,7 @@ class SQLiteBackend(TreeTables, GraphTables, MetaTables, SQLiteJobs):
         self._no_waits.clear()
         self._no_record_waits.clear()
         self._tips.clear()
+        self._seg_top.clear()
         self._audit_top.clear()
         self._branch_list.clear()
         self._recent.clear()

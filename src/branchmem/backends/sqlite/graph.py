@@ -251,13 +251,18 @@ class GraphTables(SQLiteParts):
         nid = self._ns(ns)
         if nid is None:
             return -1
-        row = self._db.execute("SELECT max(seg) FROM segments WHERE ns=?", (nid,)).fetchone()
-        return -1 if row is None or row[0] is None else int(row[0])
+        top = self._seg_top.get(nid)
+        if top is None:
+            row = self._db.execute("SELECT max(seg) FROM segments WHERE ns=?", (nid,)).fetchone()
+            top = self._seg_top[nid] = -1 if row is None or row[0] is None else int(row[0])
+        return top
 
     def put_segments(self, ns: str, new: list[NewSegment], tips: dict[int, int]) -> None:
         nid = self._wns(ns)
         fresh = {s.seg for s in new}
         if new:  # a reply extends its segment: the usual single write adds none
+            if (top := self._seg_top.get(nid)) is not None:
+                self._seg_top[nid] = max(top, *fresh)
             self._db.executemany(
                 "INSERT INTO segments VALUES (?,?,?,?)",
                 ((nid, s.seg, json.dumps(s.parents), tips.get(s.seg, 0)) for s in new),

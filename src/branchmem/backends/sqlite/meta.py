@@ -3,6 +3,7 @@ lifecycle, erasure, vectors and tokens, listing and the audit log."""
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable
 
 from ...branch_types import AuditEntry, HeadMove, Snapshot
@@ -39,7 +40,7 @@ class MetaTables(SQLiteParts):
 
     def set_branch(self, ns: str, name: str, head: str) -> None:
         nid = self._wns(ns)
-        self._branch_list.pop(nid, None)
+        self._keep_branch(nid, name, head)
         self._db.execute(
             "INSERT INTO branches VALUES (?,?,?) "
             "ON CONFLICT (ns, name) DO UPDATE SET head=excluded.head",
@@ -56,6 +57,18 @@ class MetaTables(SQLiteParts):
             known = [(str(a), str(b)) for a, b in self._db.execute(sql, (nid,))]
             self._branch_list[nid] = known
         return list(known)
+
+    def _keep_branch(self, nid: int, name: str, head: str) -> None:
+        """Keep the namespace's listed branches (when held) as this write leaves
+        them: ``name`` at ``head``, in name order (SQLite's, by code point)."""
+        known = self._branch_list.get(nid)
+        if known is None:
+            return
+        i = bisect_left(known, (name,))
+        if i < len(known) and known[i][0] == name:
+            known[i] = (name, head)
+        else:
+            known.insert(i, (name, head))
 
     _BRANCH_COLS = "name, head, fork_point, parent, created_at, updated_at"
 
@@ -79,7 +92,7 @@ class MetaTables(SQLiteParts):
 
     def put_branch_row(self, ns: str, row: BranchRow) -> None:
         nid = self._wns(ns)
-        self._branch_list.pop(nid, None)
+        self._keep_branch(nid, row.name, row.head)
         self._db.execute(
             f"INSERT OR REPLACE INTO branches (ns, {self._BRANCH_COLS}) VALUES (?,?,?,?,?,?,?)",
             (nid, row.name, row.head, row.fork_point, row.parent, row.created_at, row.updated_at),
@@ -190,6 +203,16 @@ class MetaTables(SQLiteParts):
         return [
             rid for rid, src in self._db.execute(sql, (nid,)) if want.intersection(src.split(SEP))
         ]
+
+    def consolidations(self, ns: str) -> list[str]:
+        nid = self._ns(ns)
+        if nid is None:
+            return []
+        # The very condition of the partial index `records_consolidated`, so that
+        # the planner reads it (a read-only store of version 11 lacks it: a
+        # scan), and no ORDER BY: by seq, the planner would walk the key instead.
+        sql = "SELECT seq, id FROM records WHERE ns=? AND instr(meta, '\"consolidated_from\"') > 0"
+        return [str(rid) for _, rid in sorted(self._db.execute(sql, (nid,)))]
 
     def records_of_kind(self, ns: str, kind: str) -> list[RecordRow]:
         nid = self._ns(ns)

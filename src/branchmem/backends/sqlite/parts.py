@@ -62,6 +62,7 @@ class SQLiteParts:
     _no_waits: set[int]  # namespaces without waiting events
     _no_record_waits: set[int]  # namespaces without records waiting for a source
     _tips: dict[tuple[int, int], int]  # (namespace id, segment) -> its last seq
+    _seg_top: dict[int, int]  # namespace id -> its highest segment number
     _audit_top: dict[int, int]  # namespace id -> its last audit line's seq
     _branch_list: dict[int, list[tuple[str, str]]]  # namespace id -> (name, head) by name
     # (namespace id, event id) -> the row of `EVENT_COLS` this connection wrote

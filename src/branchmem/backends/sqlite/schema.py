@@ -109,6 +109,8 @@ CREATE INDEX IF NOT EXISTS records_pos ON records (ns, seg, pos) WHERE seg IS NO
 CREATE INDEX IF NOT EXISTS records_target ON records (ns, target) WHERE target IS NOT NULL;
 CREATE INDEX IF NOT EXISTS records_timed ON records (ns)
     WHERE expires_at IS NOT NULL OR valid_from IS NOT NULL OR valid_to IS NOT NULL;
+CREATE INDEX IF NOT EXISTS records_consolidated ON records (ns)
+    WHERE instr(meta, '"consolidated_from"') > 0;
 CREATE TABLE IF NOT EXISTS record_waits (
     ns INTEGER NOT NULL, event TEXT NOT NULL, record TEXT NOT NULL,
     PRIMARY KEY (ns, event, record)
@@ -194,6 +196,7 @@ STEPS: dict[int, list[str]] = {
         "PRAGMA secure_delete=OFF",
     ],
     # 11: nothing here: the ``jobs`` table is new, made by SCHEMA
+    # 12: nothing here: the ``records_consolidated`` index is new, made by SCHEMA
 }
 
 
