@@ -14,11 +14,17 @@ fork. branchmem and SqliteSaver write to SQLite files in a temporary folder.
     python bench/langgraph.py --steps 200  # quicker
     python bench/langgraph.py --threads 1,100  # fewer threads
     python bench/langgraph.py --smoke      # 20 steps, 2 forks, 1 and 20 threads (seconds)
+
+It also prints the SQL statements each of branchmem's calls runs (counted by
+the connection's trace callback over the timed steps of a separate run), so
+a change to the saver's layout shows in rows and round trips, not only in
+times that swing with the machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import sqlite3
 import sys
 import tempfile
@@ -151,6 +157,46 @@ def threads_case(counts: list[int], repeat: int) -> None:
         mem.close()
 
 
+def statements(tmp: Path, steps: int, forks: int) -> None:
+    """SQL statements per saver and store call over ``steps`` steps (after a few
+    warm-up steps), counted through the backend's connection."""
+    mem = Store(tmp / "statements.db")
+    saver, store = BranchmemSaver(mem), BranchmemStore(mem)
+    graph = build(saver, store)
+    run(graph, 10, 1)
+    count: collections.Counter[str] = collections.Counter()
+    calls: collections.Counter[str] = collections.Counter()
+    current = ["outside a call"]
+
+    def wrap(obj: Any, name: str, label: str) -> None:
+        fn = getattr(obj, name)
+
+        def counted(*a: Any, **kw: Any) -> Any:
+            outer, current[0] = current[0], label
+            calls[label] += 1
+            try:
+                return fn(*a, **kw)
+            finally:
+                current[0] = outer
+
+        setattr(obj, name, counted)
+
+    for name in ("put", "put_writes", "get_tuple"):
+        wrap(saver, name, f"saver.{name}")
+    wrap(store, "batch", "store.batch")
+    db = mem._engine.backend._db  # type: ignore[attr-defined]
+    db.set_trace_callback(lambda _sql: count.update([current[0]]))
+    try:
+        run(graph, steps, forks)
+    finally:
+        db.set_trace_callback(None)
+        mem.close()
+    for label in sorted(count):
+        per = f"{count[label] / calls[label]:5.1f} a call" if calls[label] else ""
+        print(f"statements  {label:16} {count[label]:7d}  {per}")
+    print(f"statements a step: {sum(count.values()) / steps:.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=1000)
@@ -187,6 +233,7 @@ def main() -> None:
         mem.close()
         for c in (conn, conn2, conn3):
             c.close()
+        statements(Path(tmp), args.steps, args.forks)
     ours = rates["BranchmemSaver + BranchmemStore (SQLite)"]
     for base in [name for name in rates if not name.startswith("Branchmem")]:
         print(f"branchmem vs {base}: {ours / rates[base]:.2f}x the steps/s")

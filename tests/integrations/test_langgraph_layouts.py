@@ -67,7 +67,17 @@ def _graph(store: Store) -> Any:
     return g.compile(checkpointer=BranchmemSaver(store), store=BranchmemStore(store))
 
 
-def _newest(s: Store, tns: str, cp_ns: str, cid: str) -> bool:
+def _lineage_event(
+    s: Store, ns: str, thread: str, cp_ns: str, cid: str, lineage: list[str]
+) -> bool:
+    """The checkpoint's event in the caller's namespace, as both earlier layouts
+    wrote it; whether the checkpoint is its thread's newest."""
+    s.add_events(
+        [{"id": k.checkpoint_event(thread, cp_ns, cid), "parent": lineage or None,
+          "role": "note", "namespace": ns,
+          "meta": {"thread_id": thread, "checkpoint_ns": cp_ns, "checkpoint_id": cid}}]
+    )  # fmt: skip
+    tns = k.thread_namespace(ns, thread)
     try:
         head = s.branch_head(k.latest_branch(cp_ns), namespace=tns)
     except UnknownBranch:
@@ -75,23 +85,13 @@ def _newest(s: Store, tns: str, cp_ns: str, cid: str) -> bool:
     return cid >= k.checkpoint_of_root(head)
 
 
-def _old_write(
-    s: Store, ns: str, thread: str, cp_ns: str, cid: str, root: str,
-    lineage: list[str], data: dict[str, Any],
-) -> bool:  # fmt: skip
-    """`write_checkpoint` as the earliest layout wrote it (its data had no
-    checkpoint namespace or id)."""
-    tns = k.thread_namespace(ns, thread)
-    s.add_events(
-        [{"id": k.checkpoint_event(thread, cp_ns, cid), "parent": lineage or None,
-          "role": "note", "namespace": ns,
-          "meta": {"thread_id": thread, "checkpoint_ns": cp_ns, "checkpoint_id": cid}}]
-    )  # fmt: skip
-    newest = _newest(s, tns, cp_ns, cid)
-    s.add_events([{"id": root, "role": "note", "namespace": tns}])
+def _data_records(
+    s: Store, tns: str, cp_ns: str, cid: str, root: str, data: dict[str, Any]
+) -> None:
+    """A checkpoint's data and listing records at its root, as both earlier
+    layouts wrote them (a copy, frozen: not the saver's code of today)."""
     old = [m for m in s.memories(at=root, namespace=tns, include_archived=True)
            if m.meta and m.meta.get("type") == "checkpoint"]  # fmt: skip
-    data = {key: v for key, v in data.items() if key not in ("checkpoint_ns", "checkpoint_id")}
     listing = {"content": "", "sources": [k.THREAD_ROOT], "kind": "working", "namespace": tns,
                "id": k.listing_record(cp_ns, cid),
                "meta": {"checkpoint_ns": cp_ns, "checkpoint_id": cid}}  # fmt: skip
@@ -103,6 +103,19 @@ def _old_write(
             [{"content": "", "sources": [root], "kind": "working", "namespace": tns,
               "meta": data}, listing]
         )  # fmt: skip
+
+
+def _old_write(
+    s: Store, ns: str, thread: str, cp_ns: str, cid: str, root: str,
+    lineage: list[str], data: dict[str, Any],
+) -> bool:  # fmt: skip
+    """`write_checkpoint` as the earliest layout wrote it (its data had no
+    checkpoint namespace or id)."""
+    tns = k.thread_namespace(ns, thread)
+    newest = _lineage_event(s, ns, thread, cp_ns, cid, lineage)
+    s.add_events([{"id": root, "role": "note", "namespace": tns}])
+    data = {key: v for key, v in data.items() if key not in ("checkpoint_ns", "checkpoint_id")}
+    _data_records(s, tns, cp_ns, cid, root, data)
     if newest:
         s.set_branch(k.latest_branch(cp_ns), root, namespace=tns)
     return newest
@@ -115,30 +128,13 @@ def _branch_write(
     """`write_checkpoint` as the one-row layout wrote it before its latest
     pointer moved as a row: through `Store.set_branch` every time."""
     tns = k.thread_namespace(ns, thread)
-    s.add_events(
-        [{"id": k.checkpoint_event(thread, cp_ns, cid), "parent": lineage or None,
-          "role": "note", "namespace": ns,
-          "meta": {"thread_id": thread, "checkpoint_ns": cp_ns, "checkpoint_id": cid}}]
-    )  # fmt: skip
-    newest = _newest(s, tns, cp_ns, cid)
+    newest = _lineage_event(s, ns, thread, cp_ns, cid, lineage)
     try:
         s.get_event(root, namespace=tns)
     except KeyError:
         s.add_events([{"id": root, "role": "note", "namespace": tns, "meta": data}])
     else:
-        old = [m for m in s.memories(at=root, namespace=tns, include_archived=True)
-               if m.meta and m.meta.get("type") == "checkpoint"]  # fmt: skip
-        listing = {"content": "", "sources": [k.THREAD_ROOT], "kind": "working",
-                   "namespace": tns, "id": k.listing_record(cp_ns, cid),
-                   "meta": {"checkpoint_ns": cp_ns, "checkpoint_id": cid}}  # fmt: skip
-        if old:
-            s.supersede(old[-1].id, "", sources=[root], namespace=tns, meta=data)
-            s.add_memories([listing])
-        else:
-            s.add_memories(
-                [{"content": "", "sources": [root], "kind": "working", "namespace": tns,
-                  "meta": data}, listing]
-            )  # fmt: skip
+        _data_records(s, tns, cp_ns, cid, root, data)
     if newest:
         s.set_branch(k.latest_branch(cp_ns), root, namespace=tns)
     return newest
