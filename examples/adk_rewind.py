@@ -3,9 +3,10 @@ service and with ADK's InMemoryMemoryService.
 
 An agent (ADK's `Runner`, with a scripted model: no network, no model) has
 ADK's `load_memory` tool. In session 1 the user says they move to 成都, and
-the session is added to memory. Session 2 asks where they move. Then
-session 1 is rewound to before that invocation (the user took it back) and
-added to memory again; session 3 asks again:
+the turn's events are added to memory as they come (`add_events_to_memory`,
+ADK's incremental form). Session 2 asks where they move. Then session 1 is
+rewound to before that invocation (the user took it back) and the events
+since the last add, the rewind among them, are added; session 3 asks again:
 
     python examples/adk_rewind.py
 
@@ -100,18 +101,25 @@ async def scenario(memory: BaseMemoryService) -> list[str]:
         return recalled(await turn(runner, session.id, "我要搬去哪里？"))
 
     first = await sessions.create_session(app_name=APP, user_id=USER)
+    added = 0  # how many of session 1's events memory has been given
+
+    async def add_new_events() -> None:
+        nonlocal added
+        session = await sessions.get_session(app_name=APP, user_id=USER, session_id=first.id)
+        events = session.events if session is not None else []
+        await memory.add_events_to_memory(
+            app_name=APP, user_id=USER, session_id=first.id, events=events[added:]
+        )
+        added = len(events)
+
     llm.script = [says("好的")]
     told = await turn(runner, first.id, "我下个月搬去成都")
-    await memory.add_session_to_memory(
-        await sessions.get_session(app_name=APP, user_id=USER, session_id=first.id)  # type: ignore[arg-type]
-    )
+    await add_new_events()
     rows = [await ask()]
     await runner.rewind_async(
         user_id=USER, session_id=first.id, rewind_before_invocation_id=told[0].invocation_id
     )
-    await memory.add_session_to_memory(
-        await sessions.get_session(app_name=APP, user_id=USER, session_id=first.id)  # type: ignore[arg-type]
-    )
+    await add_new_events()
     rows.append(await ask())
     return rows
 

@@ -54,6 +54,7 @@ class Harness:
         self.runner = Runner(app_name=APP, agent=agent, session_service=self.sessions,
                              memory_service=self.service)  # fmt: skip
         self.sid = ""
+        self.added = 0  # how many of the session's events memory has been given
 
     async def start(self) -> None:
         self.sid = (await self.sessions.create_session(app_name=APP, user_id=USER)).id
@@ -71,7 +72,17 @@ class Harness:
         )
 
     async def sync(self) -> None:
-        await self.service.add_session_to_memory(await self.session())
+        session = await self.session()
+        await self.service.add_session_to_memory(session)
+        self.added = len(session.events)
+
+    async def delta(self) -> None:
+        """ADK's incremental form: the events since the last add, rewinds included."""
+        events = (await self.session()).events
+        await self.service.add_events_to_memory(
+            app_name=APP, user_id=USER, session_id=self.sid, events=events[self.added :]
+        )
+        self.added = len(events)
 
 
 OPS = st.lists(
@@ -79,6 +90,7 @@ OPS = st.lists(
         st.tuples(st.just("say"), st.integers(0, 0)),
         st.tuples(st.just("rewind"), st.integers(0, 20)),
         st.tuples(st.just("sync"), st.integers(0, 0)),
+        st.tuples(st.just("delta"), st.integers(0, 0)),
     ),
     max_size=12,
 )
@@ -107,8 +119,8 @@ def test_memory_holds_exactly_the_invocations_live_at_the_last_add(
                 cut = arg % len(live)
                 await h.rewind(live[cut][0])
                 live = live[:cut]
-            elif op == "sync":
-                await h.sync()
+            elif op in ("sync", "delta"):
+                await (h.sync() if op == "sync" else h.delta())
                 synced = sorted(t for _, t in live)
             if synced is not None:
                 assert _visible(h.service, h.sid) == synced
@@ -160,3 +172,28 @@ def test_the_runner_with_a_scripted_model_forgets_the_rewound_invocation() -> No
         ("我下个月搬去成都", "我下个月搬去成都"),
         ("(nothing)", "我下个月搬去成都"),
     ]
+
+
+def test_a_rewind_in_a_later_delta_moves_the_head_back() -> None:
+    """Events given one turn at a time: the rewind comes in a later delta than
+    the invocation it rewinds, and the turn after it follows as a sibling."""
+
+    async def run() -> None:
+        h = Harness()
+        await h.start()
+        await h.say("i1", "我喜欢茶")
+        await h.delta()
+        await h.say("i2", "我下个月搬去成都")
+        await h.delta()
+        branch = h.service.branch_of(APP, USER, h.sid)
+        told = h.service.store.branch_head(branch)
+        await h.rewind("i2")
+        await h.say("i3", "我下个月搬去杭州")
+        await h.delta()
+        assert _visible(h.service, h.sid) == ["我下个月搬去杭州", "我喜欢茶"]
+        head = h.service.store.branch_head(branch)
+        assert told not in [e.id for e in h.service.store.path(head)]
+        found = await h.service.search_memory(app_name=APP, user_id=USER, query="成都")
+        assert all("成都" not in str(m.content) for m in found.memories)
+
+    asyncio.run(run())

@@ -7,7 +7,8 @@ event before it, and moves the session's branch head to the last one; every
 event with text gets one memory sourced from it. So a rewind, once the
 session is added again, is a head move: the rewound events fall off the
 lineage and their memories are hidden, and the events that follow form a
-sibling branch. Nothing is deleted.
+sibling branch. `add_events_to_memory` (ADK's delta) does the same when a
+rewind event comes among the events it is given. Nothing is deleted.
 
 `search_memory(app_name, user_id, query)` (ADK gives it no session) searches
 what the user's sessions' current lineages hold: the scope chain of every
@@ -49,6 +50,26 @@ def text_of(event: AdkEvent) -> str:
     if event.content is None or not event.content.parts:
         return ""
     return "\n".join(p.text for p in event.content.parts if p.text)
+
+
+def _rewinds(event: AdkEvent) -> str | None:
+    """The invocation an ADK rewind event rewinds (None for any other event)."""
+    return event.actions.rewind_before_invocation_id if event.actions else None
+
+
+def _invocation(meta: Mapping[str, Any] | None) -> str | None:
+    """The ADK invocation id a stored event was written with (None before it was kept)."""
+    info = (meta or {}).get(META)
+    return info.get("invocation_id") if isinstance(info, Mapping) else None
+
+
+def _rewound(chain: list[tuple[str, str | None]], target: str) -> list[tuple[str, str | None]]:
+    """``chain`` cut before the first event of invocation ``target``, ADK's own
+    rule (`_apply_rewinds`); unchanged when it holds none of it."""
+    for i, (_, inv) in enumerate(chain):
+        if inv == target:
+            return chain[:i]
+    return chain
 
 
 class BranchmemMemoryService(BaseMemoryService):
@@ -103,14 +124,20 @@ class BranchmemMemoryService(BaseMemoryService):
         session_id: str | None = None,
         custom_metadata: Mapping[str, object] | None = None,
     ) -> None:
-        """Append ``events`` under the session's head, in order (ADK's delta)."""
+        """Append ``events`` under the session's head, in order (ADK's delta).
+
+        A rewind among them (``actions.rewind_before_invocation_id``) moves
+        the head back to before the rewound invocation's first event, where
+        this service stored it (in this delta or an earlier one), so the
+        events after the rewind follow as a sibling branch and what the
+        rewound invocation said is hidden."""
         if session_id is None:
             raise InvalidInput(
                 "add_events_to_memory needs session_id: memories are gated by the "
                 "session's lineage (or call add_session_to_memory(session))"
             )
-        live = [e for e in _apply_rewinds(list(events)) if e.id]
-        await asyncio.to_thread(self._append, app_name, user_id, session_id, live, None)
+        given = [e for e in events if e.id or _rewinds(e)]
+        await asyncio.to_thread(self._append, app_name, user_id, session_id, given, None)
 
     async def add_memory(
         self,
@@ -176,7 +203,8 @@ class BranchmemMemoryService(BaseMemoryService):
         root_first: bool | None,
     ) -> None:
         """Store ``live`` as a chain: the whole live history (``root_first``),
-        or a delta under the current head (``None``)."""
+        or a delta under the current head (``None``), whose rewinds move the
+        chain's end back (`_rewound`)."""
         branch = self.branch_of(app_name, user_id, session_id)
         ns = self.namespace
         self._user_root(app_name, user_id)  # (every search of the user reads at it)
@@ -184,16 +212,27 @@ class BranchmemMemoryService(BaseMemoryService):
         meta = {META: {"app_name": app_name, "user_id": user_id, "session_id": session_id}}
         self.store.add_events([{"id": root, "role": "note", "namespace": ns, "meta": meta}])
         head = self._head(branch)
-        prev = root if root_first or head is None else head
-        known = {ev.id for ev in self.store.path(head, namespace=ns)} if head else set()
+        path = self.store.path(head, namespace=ns) if head else []
+        known = {ev.id for ev in path}
+        # The delta's chain so far, (event id, invocation id), from the root's child.
+        chain = [(ev.id, _invocation(ev.meta)) for ev in path if ev.id != root]
+        if root_first:
+            chain = []
         rows: list[dict[str, Any]] = []
         mems: list[dict[str, Any]] = []
         for event in live:
+            target = _rewinds(event)
+            if target:
+                chain = _rewound(chain, target)
+                continue
             eid = self._event_id(branch, event)
+            prev = chain[-1][0] if chain else root
+            chain.append((eid, event.invocation_id or None))
             if eid not in known:
                 text = text_of(event)
                 info = {"event_id": event.id, "author": event.author,
-                        "timestamp": event.timestamp, "session_id": session_id}  # fmt: skip
+                        "timestamp": event.timestamp, "session_id": session_id,
+                        "invocation_id": event.invocation_id}  # fmt: skip
                 role = "user" if event.author == "user" else "assistant"
                 rows.append({"id": eid, "parent": prev, "role": role, "content": text,
                              "namespace": ns, "meta": {META: info}})  # fmt: skip
@@ -201,12 +240,11 @@ class BranchmemMemoryService(BaseMemoryService):
                     mems.append({"content": text, "sources": [eid], "kind": "episodic",
                                  "namespace": ns, "id": f"{eid}/memory",
                                  "meta": {META: info}})  # fmt: skip
-            prev = eid
         if rows:
             self.store.add_events(rows)
         if mems:
             self.store.add_memories(mems)
-        self.store.set_branch(branch, prev, namespace=ns)
+        self.store.set_branch(branch, chain[-1][0] if chain else root, namespace=ns)
 
     def _add_memories(self, app_name: str, user_id: str, memories: list[MemoryEntry]) -> None:
         root = self._user_root(app_name, user_id)
