@@ -3,6 +3,13 @@ the same entity, near-duplicate vectors, different values."""
 
 from __future__ import annotations
 
+import functools
+import itertools
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from branchmem import HashingEmbedder, Store
 from branchmem.graph.entities import entities
 from branchmem.model import Memory
@@ -91,3 +98,68 @@ def test_two_libraries_of_one_service_are_not_one_attribute() -> None:
     assert _near(b, upgraded)  # the same dependency, a new version
     advisory = _mem("d", "log4j-core before 2.17.1 has CVE-2021-44832; payment-gateway", 3)
     assert not _near(b, advisory)
+
+
+_TEXTS = [
+    "The Pro plan costs $20/month",
+    "The Pro plan now costs $25/month",
+    "Acme Team costs $25/month",
+    "Alice now likes coffee",
+    "Alice likes tea",
+    "MatrixOne listens on port 6001",
+    "MatrixOne now listens on port 6002",
+    "log4j 2.14.1 is in use",
+]
+_KEYS = [None, None, "plan.price", "plan.price.pro", "user.drink"]
+
+
+@st.composite
+def _ranked(draw: st.DrawFn) -> tuple[list[Memory], list[list[float] | None]]:
+    """Records with texts that share entities and values, and 2-d vectors
+    (some near each other, some missing)."""
+    n = draw(st.integers(2, 7))
+    mems, vecs = [], []
+    for i in range(n):
+        text = draw(st.sampled_from(_TEXTS))
+        key, seq = draw(st.sampled_from(_KEYS)), draw(st.integers(1, 4))
+        at = float(draw(st.integers(0, 3)))
+        mems.append(Memory(f"m{i}", text, ("e1",), key=key, seq=seq, created_at=at))
+        angle = draw(st.sampled_from([0.0, 0.1, 0.5, 1.2, None]))
+        vecs.append(None if angle is None else [math.cos(angle), math.sin(angle)])
+    return mems, vecs
+
+
+def _near_at(a: Memory, b: Memory, cos: float, names: list[frozenset[str]], i: int, j: int) -> bool:
+    return same_attribute(a, b, cos, names[i], names[j])
+
+
+@settings(max_examples=200, deadline=None)
+@given(_ranked())
+def test_near_by_answers_as_same_attribute_with_every_cosine(
+    drawn: tuple[list[Memory], list[list[float] | None]],
+) -> None:
+    """The fast form (subjects first, each pair's cosine once) against the
+    plain one: `same_attribute` with the cosine of every ordered pair."""
+    mems, vecs = drawn
+    names = [entities(m.content) for m in mems]
+    near = near_by(mems, vecs, names)
+    for i, j in itertools.permutations(range(len(mems)), 2):
+        a, b = vecs[i], vecs[j]
+        cos = sum(x * y for x, y in zip(a, b, strict=True)) if a and b else 0.0
+        want = a is not None and b is not None and _near_at(mems[i], mems[j], cos, names, i, j)
+        assert near(i, j) == want, (mems[i], mems[j])
+
+
+@settings(max_examples=200, deadline=None)
+@given(_ranked())
+def test_relation_asks_its_nearness_only_where_it_matters(
+    drawn: tuple[list[Memory], list[list[float] | None]],
+) -> None:
+    """Told by a function, `relation` answers as told the answer at once."""
+    mems, vecs = drawn
+    near = near_by(mems, vecs, [entities(m.content) for m in mems])
+    for i, j in itertools.permutations(range(len(mems)), 2):
+        told = near(i, j)
+        assert relation(mems[i], mems[j], functools.partial(near, i, j)) == relation(
+            mems[i], mems[j], told
+        )

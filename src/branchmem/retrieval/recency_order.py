@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from functools import partial
+from operator import mul
 from typing import TypeVar
 
 from ..engine import Engine
@@ -179,12 +181,15 @@ def _later(new: Memory, old: Memory) -> bool:
     return (new.created_at, new.seq, new.id) > (old.created_at, old.seq, old.id)
 
 
-def relation(old: Memory, new: Memory, near: bool = False) -> str | None:
+def relation(old: Memory, new: Memory, near: bool | Callable[[], bool] = False) -> str | None:
     """``"fold"``, ``"demote"`` or None: what ``new`` does to ``old`` (see the
-    module); ``near``: the two are about the same attribute (`same_attribute`)."""
+    module); ``near``: the two are about the same attribute (`same_attribute`),
+    or a function that says so, asked only where the answer matters."""
     if old.id == new.id or not _later(new, old):
         return None
-    if near and (old.key is None or new.key is None or related_keys(old.key, new.key)):
+    if (old.key is None or new.key is None or related_keys(old.key, new.key)) and (
+        near() if callable(near) else near
+    ):
         return "fold"
     if states_change(new.content):
         if related_keys(old.key, new.key):
@@ -202,13 +207,23 @@ def near_by(
     names: Sequence[frozenset[str]],
 ) -> Callable[[int, int], bool]:
     """`same_attribute` by position, from each record's unit vector (None:
-    not embedded, never near) and entity names (`graph.entities`)."""
+    not embedded, never near) and entity names (`graph.entities`).
+
+    The cosine is computed only for two records about the same subject (the
+    cheap part of `same_attribute`, asked first) and once per pair: a search
+    asks about every pair of its ranked records, and a cosine in Python is
+    most of what that costs."""
+    subjects = [_subject(x) for x in names]
+    cosines: dict[tuple[int, int], float] = {}
 
     def near(i: int, j: int) -> bool:
         a, b = vectors[i], vectors[j]
-        if a is None or b is None:
-            return False
-        cos = sum(x * y for x, y in zip(a, b, strict=True))
+        if a is None or b is None or not subjects[i] or subjects[i] != subjects[j]:
+            return False  # (as `same_attribute` answers without the cosine)
+        pair = (i, j) if i < j else (j, i)
+        cos = cosines.get(pair)
+        if cos is None:
+            cos = cosines[pair] = sum(map(mul, a, b))
         return same_attribute(mems[i], mems[j], cos, names[i], names[j])
 
     return near
@@ -234,7 +249,8 @@ def order(
     blockers: list[set[int]] = [set() for _ in range(n)]
     for i in range(n):
         for j in range(n):
-            r = relation(mems[i], mems[j], near is not None and i != j and near(i, j))
+            asked = partial(near, i, j) if near is not None and i != j else False
+            r = relation(mems[i], mems[j], asked)
             if r == "fold" and i not in first:
                 first[i] = j
             elif r == "demote":
