@@ -43,16 +43,23 @@ def memories(draw: st.DrawFn) -> list[Memory]:
     return out
 
 
-def reference(mems: list[Memory], query: str) -> tuple[list[str], dict[str, str]]:
+def reference(
+    mems: list[Memory], query: str, near: list[list[bool]] | None = None
+) -> tuple[list[str], dict[str, str]]:
     """Plainly: each record folds into the first later one that folds it, to
     the end of the chain; the rest, each at the best rank of its fold, in the
-    first order (by that rank) in which none precedes one that demotes it."""
+    first order (by that rank) in which none precedes one that demotes it.
+    ``near[i][j]``: whether records i and j state the same attribute, told
+    to `relation` at once (no facts of its own worked out ahead)."""
     if asks_history(query) or len(mems) < 2:
         return [m.id for m in mems], {}
     ids = [m.id for m in mems]
 
+    def rel(i: int, j: int) -> str | None:
+        return relation(mems[i], mems[j], bool(near and i != j and near[i][j]))
+
     def into(i: int) -> int | None:
-        js = [j for j in range(len(mems)) if relation(mems[i], mems[j]) == "fold"]
+        js = [j for j in range(len(mems)) if rel(i, j) == "fold"]
         return js[0] if js else None
 
     root: dict[int, int] = {}
@@ -66,9 +73,7 @@ def reference(mems: list[Memory], query: str) -> tuple[list[str], dict[str, str]
     place = {j: min([j] + [i for i in root if root[i] == j]) for j in alive}
     for perm in sorted(permutations(alive), key=lambda p: [(place[i], i) for i in p]):
         at = {i: n for n, i in enumerate(perm)}
-        if all(
-            at[b] < at[a] for a in alive for b in alive if relation(mems[a], mems[b]) == "demote"
-        ):
+        if all(at[b] < at[a] for a in alive for b in alive if rel(a, b) == "demote"):
             return [ids[i] for i in perm], {ids[i]: ids[j] for i, j in root.items()}
     raise AssertionError("no order satisfies the demotions")
 
@@ -81,6 +86,20 @@ def test_order_matches_the_reference(mems: list[Memory], query: str) -> None:
     assert [m.id for m in got] == want
     assert {mems[i].id: into for i, into in folded.items()} == want_folded
     assert set(folded.values()) <= {m.id for m in got}  # folded into a record still there
+
+
+@settings(max_examples=300, deadline=None)
+@given(memories(), st.data())
+def test_order_by_meaning_matches_the_reference(mems: list[Memory], data: st.DataObject) -> None:
+    """With a nearness (any symmetric one), as the reference that tells
+    `relation` each pair's answer at once."""
+    n = len(mems)
+    pairs = data.draw(st.sets(st.tuples(st.integers(0, 5), st.integers(0, 5)), max_size=12))
+    near = [[(i, j) in pairs or (j, i) in pairs for j in range(n)] for i in range(n)]
+    got, folded = order(mems, lambda m: m, "job", lambda i, j: near[i][j])
+    want, want_folded = reference(mems, "job", near)
+    assert [m.id for m in got] == want
+    assert {mems[i].id: into for i, into in folded.items()} == want_folded
 
 
 def test_relation_by_kind_of_statement() -> None:

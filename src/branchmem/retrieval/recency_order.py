@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from functools import partial
+from functools import cached_property, partial
 from operator import mul
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from ..engine import Engine
 from ..graph.entities import EntityCache
@@ -121,7 +121,11 @@ _TOK = get_tokenizer(None)
 
 def similar(a: str, b: str) -> bool:
     """Near-duplicate texts: at least `OVERLAP` of the smaller token set is shared."""
-    ta, tb = set(_TOK(a)), set(_TOK(b))
+    return _overlap(set(_TOK(a)), set(_TOK(b)))
+
+
+def _overlap(ta: set[str], tb: set[str]) -> bool:
+    """`similar` from the two texts' token sets."""
     if not ta or not tb:
         return False
     return len(ta & tb) >= OVERLAP * min(len(ta), len(tb))
@@ -142,11 +146,44 @@ def _subject(names: frozenset[str]) -> frozenset[str]:
     return frozenset(n for n in names if not _VERSIONED.search(n))
 
 
-def _same_words(a: str, b: str) -> bool:
-    """At least `SAME_WORDS` of the smaller set of tokens other than numbers shared."""
-    ta = {t for t in _TOK(a) if not any(c.isdigit() for c in t)}
-    tb = {t for t in _TOK(b) if not any(c.isdigit() for c in t)}
-    return bool(ta and tb) and len(ta & tb) >= SAME_WORDS * min(len(ta), len(tb))
+def _words(text: str) -> set[str]:
+    """The text's tokens other than numbers."""
+    return {t for t in _TOK(text) if not any(c.isdigit() for c in t)}
+
+
+class _Facts:
+    """What `same_attribute` asks of one record, each part worked out on first
+    need and kept (a search asks about every pair of its ranked records)."""
+
+    def __init__(self, memory: Memory, names: frozenset[str]) -> None:
+        self.content = memory.content
+        self.subject = _subject(names)
+
+    @cached_property
+    def words(self) -> set[str]:
+        return _words(self.content)
+
+    @cached_property
+    def values(self) -> frozenset[str]:
+        return values(self.content)
+
+    @cached_property
+    def change(self) -> bool:
+        return states_change(self.content)
+
+
+def _same_attribute(old: _Facts, new: _Facts, cosine: float) -> bool:
+    """`same_attribute` from the two records' facts."""
+    subject = old.subject
+    if cosine < NEAR or not subject or subject != new.subject:
+        return False
+    ta, tb = old.words, new.words  # at least SAME_WORDS of the smaller set shared
+    if not (ta and tb) or len(ta & tb) < SAME_WORDS * min(len(ta), len(tb)):
+        return False
+    va, vb = old.values, new.values
+    if va and vb:
+        return va != vb
+    return new.change and old.content != new.content
 
 
 def same_attribute(
@@ -166,35 +203,41 @@ def same_attribute(
     >>> same_attribute(a, b, 0.9, frozenset({"pro"}), frozenset({"team"}))
     False
     """
-    subject = _subject(old_names)
-    if cosine < NEAR or not subject or subject != _subject(new_names):
-        return False
-    if not _same_words(old.content, new.content):
-        return False
-    va, vb = values(old.content), values(new.content)
-    if va and vb:
-        return va != vb
-    return states_change(new.content) and old.content != new.content
+    return _same_attribute(_Facts(old, old_names), _Facts(new, new_names), cosine)
 
 
 def _later(new: Memory, old: Memory) -> bool:
     return (new.created_at, new.seq, new.id) > (old.created_at, old.seq, old.id)
 
 
-def relation(old: Memory, new: Memory, near: bool | Callable[[], bool] = False) -> str | None:
+def relation(
+    old: Memory,
+    new: Memory,
+    near: bool | Callable[[], bool] = False,
+    *,
+    change: bool | None = None,
+    alike: Callable[[], bool] | None = None,
+) -> str | None:
     """``"fold"``, ``"demote"`` or None: what ``new`` does to ``old`` (see the
     module); ``near``: the two are about the same attribute (`same_attribute`),
-    or a function that says so, asked only where the answer matters."""
+    or a function that says so, asked only where the answer matters.
+    ``change`` (whether ``new`` states one, `states_change`) and ``alike``
+    (`similar` of the two texts) may be given by a caller that knows them;
+    by default they are worked out here."""
     if old.id == new.id or not _later(new, old):
         return None
     if (old.key is None or new.key is None or related_keys(old.key, new.key)) and (
         near() if callable(near) else near
     ):
         return "fold"
-    if states_change(new.content):
+    if states_change(new.content) if change is None else change:
         if related_keys(old.key, new.key):
             return "fold"
-        if old.key is None and new.key is None and similar(old.content, new.content):
+        if (
+            old.key is None
+            and new.key is None
+            and (similar(old.content, new.content) if alike is None else alike())
+        ):
             return "fold"
     if old.key is not None and old.key == new.key:
         return "demote"
@@ -213,18 +256,19 @@ def near_by(
     cheap part of `same_attribute`, asked first) and once per pair: a search
     asks about every pair of its ranked records, and a cosine in Python is
     most of what that costs."""
-    subjects = [_subject(x) for x in names]
+    facts = [_Facts(m, x) for m, x in zip(mems, names, strict=True)]
     cosines: dict[tuple[int, int], float] = {}
 
     def near(i: int, j: int) -> bool:
         a, b = vectors[i], vectors[j]
-        if a is None or b is None or not subjects[i] or subjects[i] != subjects[j]:
+        subject = facts[i].subject
+        if a is None or b is None or not subject or subject != facts[j].subject:
             return False  # (as `same_attribute` answers without the cosine)
         pair = (i, j) if i < j else (j, i)
         cos = cosines.get(pair)
         if cos is None:
             cos = cosines[pair] = sum(map(mul, a, b))
-        return same_attribute(mems[i], mems[j], cos, names[i], names[j])
+        return _same_attribute(facts[i], facts[j], cos)
 
     return near
 
@@ -245,12 +289,25 @@ def order(
         return list(items), {}
     mems = [memory(x) for x in items]
     n = len(mems)
+    # What `relation` asks of one record, worked out once per record, not per pair.
+    changes = [states_change(m.content) for m in mems]
+    tokens: list[set[str] | None] = [None] * n
+
+    def alike(i: int, j: int) -> bool:
+        for x in (i, j):
+            if tokens[x] is None:
+                tokens[x] = set(_TOK(mems[x].content))
+        return _overlap(cast(set[str], tokens[i]), cast(set[str], tokens[j]))
+
     first: dict[int, int] = {}
     blockers: list[set[int]] = [set() for _ in range(n)]
+    later = [(m.created_at, m.seq, m.id) for m in mems]  # `_later`'s order
     for i in range(n):
         for j in range(n):
+            if not later[j] > later[i] or mems[i].id == mems[j].id:
+                continue  # (`relation` answers None at once)
             asked = partial(near, i, j) if near is not None and i != j else False
-            r = relation(mems[i], mems[j], asked)
+            r = relation(mems[i], mems[j], asked, change=changes[j], alike=partial(alike, i, j))
             if r == "fold" and i not in first:
                 first[i] = j
             elif r == "demote":
