@@ -30,6 +30,24 @@ def test_ranks_are_competition_ranks(vals: list[float], positive: bool) -> None:
             assert got[i] == naive_rank(vals, i)
 
 
+@settings(max_examples=100, deadline=None)
+@given(
+    vals=st.lists(st.integers(0, 30), min_size=0, max_size=3000),
+    scale=st.sampled_from([1.0, 0.01, -1.0]),
+)
+def test_the_numpy_ranks_are_competition_ranks(vals: list[int], scale: float) -> None:
+    """`fastfuse.competition_ranks` (an unstable sort of thousands of values,
+    many equal) against counting the values above each one."""
+    np = pytest.importorskip("numpy")
+    from branchmem.retrieval.fastfuse import competition_ranks
+
+    arr = np.asarray(vals, dtype=np.float64) * scale
+    got = competition_ranks(arr).tolist()
+    ordered = np.sort(arr)
+    want = (len(arr) - np.searchsorted(ordered, arr, side="right") + 1).tolist()
+    assert got == want
+
+
 @settings(max_examples=200, deadline=None)
 @given(data=st.data(), limit=st.integers(1, 12))
 def test_top_k_is_the_prefix_of_the_naive_order(data: st.DataObject, limit: int) -> None:
