@@ -30,7 +30,7 @@ import re
 from collections.abc import Callable, Sequence
 from functools import cached_property, partial
 from operator import mul
-from typing import TypeVar, cast
+from typing import TypeVar
 
 from ..engine import Engine
 from ..graph.entities import EntityCache
@@ -291,13 +291,16 @@ def order(
     n = len(mems)
     # What `relation` asks of one record, worked out once per record, not per pair.
     changes = [states_change(m.content) for m in mems]
-    tokens: list[set[str] | None] = [None] * n
+    tokens: dict[int, set[str]] = {}
+
+    def token_set(x: int) -> set[str]:
+        got = tokens.get(x)
+        if got is None:
+            got = tokens[x] = set(_TOK(mems[x].content))
+        return got
 
     def alike(i: int, j: int) -> bool:
-        for x in (i, j):
-            if tokens[x] is None:
-                tokens[x] = set(_TOK(mems[x].content))
-        return _overlap(cast(set[str], tokens[i]), cast(set[str], tokens[j]))
+        return _overlap(token_set(i), token_set(j))
 
     first: dict[int, int] = {}
     blockers: list[set[int]] = [set() for _ in range(n)]
@@ -306,7 +309,7 @@ def order(
         for j in range(n):
             if not later[j] > later[i] or mems[i].id == mems[j].id:
                 continue  # (`relation` answers None at once)
-            asked = partial(near, i, j) if near is not None and i != j else False
+            asked = partial(near, i, j) if near is not None else False
             r = relation(mems[i], mems[j], asked, change=changes[j], alike=partial(alike, i, j))
             if r == "fold" and i not in first:
                 first[i] = j

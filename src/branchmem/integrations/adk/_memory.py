@@ -214,10 +214,8 @@ class BranchmemMemoryService(BaseMemoryService):
         head = self._head(branch)
         path = self.store.path(head, namespace=ns) if head else []
         known = {ev.id for ev in path}
-        # The delta's chain so far, (event id, invocation id), from the root's child.
-        chain = [(ev.id, _invocation(ev.meta)) for ev in path if ev.id != root]
-        if root_first:
-            chain = []
+        # The chain so far, (event id, invocation id), from the root's child.
+        chain = [] if root_first else [(e.id, _invocation(e.meta)) for e in path if e.id != root]
         rows: list[dict[str, Any]] = []
         mems: list[dict[str, Any]] = []
         for event in live:
