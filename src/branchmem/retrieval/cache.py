@@ -29,7 +29,7 @@ from array import array
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from operator import is_
+from operator import attrgetter, is_
 from typing import Any, cast
 
 from ..backends.base import TermStore, VectorStore
@@ -44,6 +44,7 @@ from .terms import reading as _reading
 from .tokenize import Tokenizer
 from .vectors import TermStats, digest, unit_vector, unit_vectors
 
+_ID = attrgetter("id")
 _BATCH = 64
 Found = dict[tuple[str, str], tuple[str, "array[float]"]]
 """Vectors by (namespace, id), with the text each was made from."""
@@ -308,14 +309,10 @@ class RankCache:
             return None
         ns, size = mems[0].namespace, 4 * embedder.dim
         with _reading(store):
-            got = store.get_vectors(ns, embedder.name, [m.id for m in mems])
-        get = got.get
-        blobs = []
-        for m, dig in zip(mems, self.digests(mems), strict=True):
-            hit = get(m.id)
-            if hit is None or len(hit[1]) != size or m.namespace != ns or hit[0] != dig:
-                return None
-            blobs.append(hit[1])
+            got = store.get_vectors(ns, embedder.name, list(map(_ID, mems)))
+        blobs = stored.in_order(got, mems, self.digests(mems))
+        if blobs is None or set(map(len, blobs)) != {size}:
+            return None
         return b"".join(blobs)
 
     def known_vectors(

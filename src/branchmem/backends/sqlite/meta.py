@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterable
+from typing import Any
 
 from ...branch_types import AuditEntry, HeadMove, Snapshot
 from ..base import (
@@ -22,6 +23,32 @@ from .parts import SQLiteParts, chunks, marks
 
 WHOLE_MIN = 2000
 """Ids from which stored vectors or tokens are read in one pass over the namespace's."""
+
+
+def _whole(
+    db: Any, table: str, keycol: str, col: str, args: tuple[Any, ...], held: int, want: list[str]
+) -> dict[str, tuple[str, bytes]]:
+    """`MetaTables._blobs` of many ids in one pass over the key's ``held`` rows
+    of ``table``: in rowid order (the order rows were written in; a walk of the
+    key's index would read the table's pages at random), by a plain scan when
+    the key holds most of the table's rows (no index at all), and turned into
+    the answer by built-in loops (a comprehension over 100,000 rows cost more
+    than reading them)."""
+    cols, under = f"id, digest, {col}", f"WHERE ns=? AND {keycol}=?"
+    (total,) = db.execute(f"SELECT count(*) FROM {table}").fetchone()
+    if held * 2 >= total:
+        sql = f"SELECT {cols} FROM {table} NOT INDEXED {under}"
+    else:
+        sql = f"SELECT {cols} FROM {table} WHERE rowid IN (SELECT rowid FROM {table} {under})"
+    rows = db.execute(sql, args).fetchall()
+    if not rows:
+        return {}
+    ids, digests, blobs = zip(*rows, strict=True)
+    out = dict(zip(ids, zip(digests, blobs, strict=True), strict=True))
+    wanted = set(want)
+    if not wanted.issuperset(ids):
+        return {rid: v for rid, v in out.items() if rid in wanted}
+    return out
 
 
 class MetaTables(SQLiteParts):
@@ -290,12 +317,7 @@ class MetaTables(SQLiteParts):
             # less than a lookup per id, unless the ids are a small part of them.
             (held,) = self._db.execute(f"SELECT count(*) {under}", (nid, key)).fetchone()
             if len(want) * 4 >= held:
-                wanted = set(want)
-                # In rowid order (the order rows were written in): a walk of the
-                # key's index would read the table's pages at random.
-                whole = f"SELECT {cols} FROM {table} WHERE rowid IN (SELECT rowid {under})"
-                rows = self._db.execute(whole, (nid, key))
-                return {rid: (digest, blob) for rid, digest, blob in rows if rid in wanted}
+                return _whole(self._db, table, keycol, col, (nid, key), held, want)
         for chunk in chunks(want):
             sql = f"SELECT {cols} {under} AND id IN ({marks(len(chunk))})"
             for rid, digest, blob in self._db.execute(sql, (nid, key, *chunk)):
