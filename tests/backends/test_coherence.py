@@ -262,3 +262,72 @@ def test_numbers_and_heads_kept_between_writes_follow_other_stores(tmp_path: Pat
         assert [m.id for m in s.memories(at="r3")] == ["n1"]
         assert [m.id for m in s.memories(at="r1")] == []
         assert [a.seq for a in s.audit()] == list(range(1, len(s.audit()) + 1))
+
+
+def test_branch_rows_kept_between_reads_follow_other_stores_and_rollbacks(
+    tmp_path: Path,
+) -> None:
+    """A SQLite store keeps the branch rows it read or wrote between its
+    transactions (a LangGraph step reads its latest pointer in every call):
+    another store's move must be seen, a rolled-back move must not, and a row
+    handed out and changed by its reader changes nothing kept."""
+    from branchmem.backends.sqlite.backend import SQLiteBackend
+
+    p = tmp_path / "s.db"
+    x, y = Store(p), Store(p)
+    x.add_events([{"id": "e0"}, {"id": "e1", "parent": "e0"}, {"id": "e2", "parent": "e1"}])
+    x.create_branch("main", at="e0")
+    b = x._engine.backend
+    assert isinstance(b, SQLiteBackend)
+    statements: list[str] = []
+    b._db.set_trace_callback(statements.append)
+    with b.reading():
+        first = b.get_branch_row("default", "main")
+    with b.reading():
+        assert b.get_branch_row("default", "main") == first
+        assert b.get_branch("default", "main") == "e0"
+    b._db.set_trace_callback(None)
+    assert sum("FROM branches" in s for s in statements) <= 1  # the second read is kept
+    y.set_branch("main", "e1")  # another store moves it
+    with b.reading():
+        row = b.get_branch_row("default", "main")
+        assert row is not None and row.head == "e1"
+        assert b.get_branch("default", "main") == "e1"
+    row.head = "changed by the reader"
+    with b.reading():
+        again = b.get_branch_row("default", "main")
+        assert again is not None and again.head == "e1"
+    with pytest.raises(RuntimeError), b.transaction():
+        moved = b.get_branch_row("default", "main")
+        assert moved is not None
+        moved.head = "e2"
+        b.put_branch_row("default", moved)
+        raise RuntimeError("rolled back")
+    for s in (x, y, Store(p)):
+        assert {br.name: br.head for br in s.branches()} == {"main": "e1"}
+    with b.reading():
+        kept = b.get_branch_row("default", "main")
+        assert kept is not None and kept.head == "e1"
+    x.purge(whole_namespace=True)
+    with y._engine.backend.reading():
+        assert y._engine.backend.get_branch_row("default", "main") is None
+
+
+def test_a_segment_made_by_a_rolled_back_write_is_not_kept(tmp_path: Path) -> None:
+    """A new segment's fork points are kept as it is written; a rollback drops
+    them, so the number, taken again by another fork, reads its own."""
+    p = tmp_path / "s.db"
+    x = Store(p)
+    x.add_events([{"id": "a0"}, {"id": "a1", "parent": "a0"}, {"id": "b0"}])
+    b = x._engine.backend
+    with pytest.raises(RuntimeError), b.transaction():
+        x.add_events([{"id": "fork", "parent": "a0"}])  # a new segment forking at a0
+        raise RuntimeError("rolled back")
+    x.add_events([{"id": "other", "parent": "b0"}, {"id": "c0"}])
+    x.add_memory("on b", sources=["b0"], id="mb")
+    x.add_memory("on a", sources=["a0"], id="ma")
+    for s in (x, Store(p)):
+        assert [m.id for m in s.memories(at="other")] == ["mb"]
+        assert [e.id for e in s.path("other")] == ["b0", "other"]
+        with pytest.raises(KeyError):
+            s.get_event("fork")

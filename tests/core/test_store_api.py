@@ -279,3 +279,32 @@ def test_large_batches_with_a_stored_id_in_the_middle(store: Store) -> None:
     )
     assert [m.id for m in store.memories(at="e599")] == [m.id for m in mems]
     assert [m.content for m in store.memories(at="e99")] == [f"fact {i}" for i in range(100)]
+
+
+def test_ids_made_for_a_write_are_not_looked_up_and_given_ones_are(store: Store) -> None:
+    """Records written without an id get one made for them (`new_record_id`),
+    which no stored record can hold: such a write looks nothing up (on SQLite,
+    no statement reads the records table by id). An id the caller gives is
+    still checked: the same record again is a no-op, other content a conflict."""
+    from branchmem import ConflictingRecord
+
+    store.add_event("e1")
+    b = store._engine.backend
+    db = getattr(b, "_db", None)
+    seen: list[str] = []
+    if db is not None:
+        db.set_trace_callback(seen.append)
+    made = store.add_memories([{"content": "a", "sources": ["e1"]}] * 2)
+    new = store.supersede(made[0].id, "a2", sources=["e1"])  # reads the one it replaces
+    if db is not None:
+        db.set_trace_callback(None)
+        lookups = [s for s in seen if "FROM records" in s and "records_id" in s]
+        assert [s for s in lookups if made[0].id not in s or new.id in s] == [], lookups
+    assert len({m.id for m in made} | {new.id}) == 3
+    assert [m.content for m in store.memories(at="e1")] == ["a", "a2"]
+    given = store.add_memories([{"content": "b", "sources": ["e1"], "id": "given"}])
+    assert store.add_memories([given[0]]) == given  # the same record again
+    with pytest.raises(ConflictingRecord):
+        store.add_memories([{"content": "other", "sources": ["e1"], "id": "given"}])
+    with pytest.raises(ConflictingRecord):
+        store.supersede(made[1].id, "c", sources=["e1"], id="given")

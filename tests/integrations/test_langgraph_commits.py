@@ -6,6 +6,8 @@ while) or a write outside a run. The data lands either way."""
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -92,3 +94,32 @@ def test_store_writes_in_a_run_unsynced_outside_synced(tmp_path: Path) -> None:
     b._db.set_trace_callback(None)
     item = BranchmemStore(Store(tmp_path / "s.db")).get(("user",), "k")
     assert item is not None and item.value == {"text": "v"}
+
+
+def test_a_task_waiting_for_its_checkpoint_reads_nothing_while_others_are_saved(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A store call waits for its step's checkpoint to be saved; the saver of
+    this process tells it. Woken by another checkpoint's save (the previous
+    step's, say), it waits on without looking at the backend, which it asks
+    only once a while has passed with no word (another process's saver)."""
+    from branchmem.integrations.langgraph import _views
+
+    mem = Store()
+    looked: list[str] = []
+    real = _views._stored
+    monkeypatch.setattr(_views, "_stored", lambda s, e, ns: looked.append(e) or real(s, e, ns))
+    got: list[bool] = []
+    waiter = threading.Thread(
+        target=lambda: got.append(_views.wait_saved(mem, "mine", "default", 5.0))
+    )
+    waiter.start()
+    for i in range(5):
+        _views.saved(mem, f"other-{i}")
+        time.sleep(0.002)
+    _views.saved(mem, "mine")
+    waiter.join(5)
+    assert got == [True] and looked == []
+    # Nothing said for a while: the backend is asked (and answers, here: not stored).
+    assert _views.wait_saved(mem, "never", "default", 0.05) is False
+    assert "never" in looked

@@ -38,6 +38,16 @@ _op = st.one_of(
         st.lists(st.tuples(st.sampled_from(CHANNELS), st.integers(0, 9)), max_size=3),
     ),
     st.tuples(st.just("delete"), st.sampled_from(THREADS)),
+    # Pending writes on the checkpoint the next op would put (their root comes
+    # first), in a thread and namespace that has checkpoints already (how the
+    # reference orders namespaces whose first row is a write is its own), and
+    # a checkpoint put again with other values.
+    st.tuples(
+        st.just("early"),
+        st.integers(0, 50),  # whose thread and namespace
+        st.lists(st.tuples(st.sampled_from(CHANNELS), st.integers(0, 9)), max_size=2),
+    ),
+    st.tuples(st.just("again"), st.integers(0, 50)),
 )
 
 
@@ -72,6 +82,7 @@ def test_same_answers_as_in_memory_saver(backend: str, tmp_path: Path, ops: list
     store = Store() if backend == "memory" else Store(path)
     ours, ref = BranchmemSaver(store), InMemorySaver()
     made: list[tuple[str, str, str]] = []  # (thread, ns, checkpoint id) in put order
+    parents: dict[tuple[str, str, str], tuple[str | None, str]] = {}
     for n, op in enumerate(ops):
         if op[0] == "put":
             _, thread, ns, pick, source = op
@@ -85,6 +96,21 @@ def test_same_answers_as_in_memory_saver(backend: str, tmp_path: Path, ops: list
             for saver in (ours, ref):
                 saver.put(_cfg(thread, ns, parent), cp, meta, {"x": n + 1})
             made.append((thread, ns, cp["id"]))
+            parents[made[-1]] = (parent, source)
+        elif op[0] == "early" and made:
+            _, pick, writes = op
+            thread, ns, _ = made[pick % len(made)]
+            for saver in (ours, ref):
+                saver.put_writes(_cfg(thread, ns, f"{n + 1:04d}"), writes, "t0")
+        elif op[0] == "again" and made:
+            thread, ns, cid = made[op[1] % len(made)]
+            parent, source = parents[(thread, ns, cid)]
+            cp = empty_checkpoint()
+            cp["id"] = cid
+            cp["channel_values"] = {"x": n}
+            cp["channel_versions"] = {"x": n + 1}
+            for saver in (ours, ref):
+                saver.put(_cfg(thread, ns, parent), cp, {"source": source, "step": n}, {"x": n + 1})
         elif op[0] == "writes" and made:
             _, pick, task, writes = op
             thread, ns, cid = made[pick % len(made)]

@@ -98,6 +98,8 @@ def _add_memories(
     engine: Engine, items: list[Memory | Mapping[str, Any]], now: float, actor: str | None
 ) -> list[Memory]:
     checked = [memory_from(m, now, new_record_id) for m in items]
+    # Ids made here are new: no record can hold one, so none is looked up.
+    made = [not isinstance(m, Memory) and m.get("id") is None for m in items]
     policy = engine.policy
     if policy.ttls:
         checked = [policy.with_ttl(m) for m in checked]
@@ -108,9 +110,10 @@ def _add_memories(
     with engine.backend.transaction():
         if len(by_ns) > 1:  # check every namespace's part before writing any
             for ns, idxs in by_ns.items():
-                new_records(engine, ns, [checked[i] for i in idxs])
+                new_records(engine, ns, [checked[i] for i in idxs], all(made[i] for i in idxs))
         for ns, idxs in by_ns.items():
-            done, new = write_records(engine, ns, [checked[i] for i in idxs])
+            mems = [checked[i] for i in idxs]
+            done, new = write_records(engine, ns, mems, all(made[i] for i in idxs))
             for i, m in zip(idxs, done, strict=True):
                 out[i] = m
             if new:  # a re-add that changes nothing writes no audit line
@@ -184,7 +187,8 @@ def supersede(
                 {"content": "", "sources": ["x"], "id": "x", **times}, 0.0, new_record_id
             )
             set_fresh(mem, **{k: getattr(checked, k) for k in TIME_FIELDS})
-        r, new = insert_records(engine, ns, [retracting, mem])
+        # Both ids made here unless the caller named the new record's.
+        r, new = write_records(engine, ns, [retracting, mem], new_id is None)[0]
         log(engine, ns, "supersede", [new.id, r.id, memory_id], actor, new.created_at)
         return new
 
@@ -220,12 +224,13 @@ def target(engine: Engine, ns: str, memory_id: str) -> Memory:
 
 
 def new_records(
-    engine: Engine, ns: str, mems: list[Memory]
+    engine: Engine, ns: str, mems: list[Memory], made: bool = False
 ) -> tuple[list[Memory], dict[str, Memory]]:
     """Split ``mems`` into new ones and those stored already (checked to be the
-    same); raises, writing nothing, on a conflict."""
+    same); raises, writing nothing, on a conflict. ``made``: every id was made
+    for this write (`new_record_id`), so none is stored and none is looked up."""
     mems = engine.redacted(mems)
-    existing = engine.backend.get_records(ns, [m.id for m in mems])
+    existing = {} if made else engine.backend.get_records(ns, [m.id for m in mems])
     fresh = []
     result: dict[str, Memory] = {}
     for m in mems:
@@ -246,10 +251,12 @@ def insert_records(engine: Engine, ns: str, mems: list[Memory]) -> list[Memory]:
     return write_records(engine, ns, mems)[0]
 
 
-def write_records(engine: Engine, ns: str, mems: list[Memory]) -> tuple[list[Memory], int]:
+def write_records(
+    engine: Engine, ns: str, mems: list[Memory], made: bool = False
+) -> tuple[list[Memory], int]:
     """Store the new ones of ``mems``; returns all of them as stored, and how
-    many were new."""
-    fresh, result = new_records(engine, ns, mems)
+    many were new (``made``: as `new_records`)."""
+    fresh, result = new_records(engine, ns, mems, made)
     b = engine.backend
     found = b.event_positions(ns, {s for m in fresh for s in m.sources})
     where: list[list[Pos | None]] = [[found.get(s) for s in m.sources] for m in fresh]

@@ -167,6 +167,7 @@ class SQLiteBackend(TreeTables, GraphTables, MetaTables, SQLiteJobs):
         self._seg_top: dict[int, int] = {}
         self._audit_top: dict[int, int] = {}
         self._branch_list: dict[int, list[tuple[str, str]]] = {}
+        self._branch_rows: dict[tuple[int, str], Any] = {}
         self._recent: dict[tuple[int, str], tuple[Any, ...]] = {}
         # A file's tables never lose their rowid (an upgrade adds it), so what
         # is read at open stays true.
@@ -217,6 +218,7 @@ class SQLiteBackend(TreeTables, GraphTables, MetaTables, SQLiteJobs):
         self._seg_top.clear()
         self._audit_top.clear()
         self._branch_list.clear()
+        self._branch_rows.clear()
         self._recent.clear()
 
     def generation(self, ns: str | None = None) -> Generation:

@@ -267,6 +267,10 @@ class GraphTables(SQLiteParts):
                 "INSERT INTO segments VALUES (?,?,?,?)",
                 ((nid, s.seg, json.dumps(s.parents), tips.get(s.seg, 0)) for s in new),
             )
+            if len(new) <= RECENT_MAX:  # as `segment_parents` would read them back
+                cache = self._seg_cache  # (a rollback clears it: `_rolled_back`)
+                for made in new:
+                    cache[(nid, made.seg)] = tuple((int(a), int(b)) for a, b in made.parents)
         self._db.executemany(
             "UPDATE segments SET tip=? WHERE ns=? AND seg=?",
             ((t, nid, s) for s, t in tips.items() if s not in fresh),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterable
+from copy import copy
 from typing import Any
 
 from ...branch_types import AuditEntry, HeadMove, Snapshot
@@ -51,6 +52,11 @@ def _whole(
     return out
 
 
+_UNKNOWN = object()
+_HELD_BRANCHES = 4096
+"""Branch rows kept per connection (`MetaTables._hold_branch`)."""
+
+
 class MetaTables(SQLiteParts):
     """Branches, lifecycle, erasure, vectors and audit of one SQLite store
     (mixed into `SQLiteBackend`)."""
@@ -60,6 +66,9 @@ class MetaTables(SQLiteParts):
         nid = self._ns(ns)
         if nid is None:
             return None
+        held = self._branch_rows.get((nid, name), _UNKNOWN)
+        if held is not _UNKNOWN:
+            return None if held is None else held.head
         row = self._db.execute(
             "SELECT head FROM branches WHERE ns=? AND name=?", (nid, name)
         ).fetchone()
@@ -68,6 +77,7 @@ class MetaTables(SQLiteParts):
     def set_branch(self, ns: str, name: str, head: str) -> None:
         nid = self._wns(ns)
         self._keep_branch(nid, name, head)
+        self._branch_rows.pop((nid, name), None)
         self._db.execute(
             "INSERT INTO branches VALUES (?,?,?) "
             "ON CONFLICT (ns, name) DO UPDATE SET head=excluded.head",
@@ -105,10 +115,24 @@ class MetaTables(SQLiteParts):
         nid = self._ns(ns)
         if nid is None:
             return None
+        held = self._branch_rows.get((nid, name), _UNKNOWN)
+        if held is not _UNKNOWN:  # a copy: callers move a head by changing the row
+            return None if held is None else copy(held)
         row = self._db.execute(
             f"SELECT {self._BRANCH_COLS} FROM branches WHERE ns=? AND name=?", (nid, name)
         ).fetchone()
-        return None if row is None else self._branch(row)
+        out = None if row is None else self._branch(row)
+        self._hold_branch(nid, name, None if out is None else copy(out))
+        return out
+
+    def _hold_branch(self, nid: int, name: str, row: BranchRow | None) -> None:
+        """Keep a branch row as read or written on this connection: it holds
+        until another connection commits (`_forget_volatile`, on a moved
+        ``data_version``), a rollback, or an erasure."""
+        held = self._branch_rows
+        if len(held) >= _HELD_BRANCHES:
+            held.clear()
+        held[(nid, name)] = row
 
     def list_branch_rows(self, ns: str) -> list[BranchRow]:
         nid = self._ns(ns)
@@ -124,10 +148,12 @@ class MetaTables(SQLiteParts):
             f"INSERT OR REPLACE INTO branches (ns, {self._BRANCH_COLS}) VALUES (?,?,?,?,?,?,?)",
             (nid, row.name, row.head, row.fork_point, row.parent, row.created_at, row.updated_at),
         )
+        self._hold_branch(nid, row.name, copy(row))
 
     def delete_branch(self, ns: str, name: str) -> None:
         nid = self._wns(ns)
         self._branch_list.pop(nid, None)
+        self._branch_rows.pop((nid, name), None)
         self._db.execute("DELETE FROM branches WHERE ns=? AND name=?", (nid, name))
 
     def add_head_moves(self, ns: str, moves: list[HeadMove]) -> None:

@@ -65,6 +65,7 @@ class SQLiteParts:
     _seg_top: dict[int, int]  # namespace id -> its highest segment number
     _audit_top: dict[int, int]  # namespace id -> its last audit line's seq
     _branch_list: dict[int, list[tuple[str, str]]]  # namespace id -> (name, head) by name
+    _branch_rows: dict[tuple[int, str], Any]  # (namespace id, name) -> BranchRow | None
     # (namespace id, event id) -> the row of `EVENT_COLS` this connection wrote
     # (connected events of small batches, the parents and sources of the next
     # single writes); also dropped by any erasure.

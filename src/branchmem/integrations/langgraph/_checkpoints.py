@@ -27,6 +27,7 @@ from dataclasses import replace
 from typing import Any
 
 from ...backends.base import BranchRow
+from ...errors import ConflictingEvent
 from ...model import Memory
 from ...store import Store
 from . import _keys as k
@@ -81,11 +82,13 @@ def write_checkpoint(
     )
     latest = s._engine.backend.get_branch_row(tns, k.latest_branch(cp_ns))
     newest = latest is None or cid >= k.checkpoint_of_root(latest.head)
-    # Looked up inside the transaction: a write on this checkpoint may have
-    # committed its root since the caller's reads.
-    if not has_root(s, tns, root):  # the common case: one row holds it all
+    # The common case, one row holds it all, written without a look first: an
+    # existing root (a write on this checkpoint committed it, or the id is put
+    # again) fails the write before anything is written, and the data goes
+    # beside it. (Found inside the transaction, whatever the caller read.)
+    try:
         s.add_events([{"id": root, "role": "note", "namespace": tns, "meta": data}])
-    else:
+    except ConflictingEvent:
         _write_at_root(s, tns, cp_ns, cid, root, data)
     if newest:
         move_latest(s, tns, cp_ns, root, latest)

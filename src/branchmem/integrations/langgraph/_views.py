@@ -149,11 +149,16 @@ def wait_saved(store: Store, event: str, ns: str, timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     delay = 0.02
     while True:
+        look = min(time.monotonic() + delay, deadline)
         with per.cond:
-            if event in per.saved:
-                return True
-            per.cond.wait(min(delay, max(deadline - time.monotonic(), 0.0)))
-            if event in per.saved:
+            # Woken by another checkpoint's save: wait on, the backend is
+            # looked at only once ``delay`` has passed without this one.
+            while event not in per.saved:
+                left = look - time.monotonic()
+                if left <= 0:
+                    break
+                per.cond.wait(left)
+            else:
                 return True
         if _stored(store, event, ns):
             return True
