@@ -1,6 +1,6 @@
 """BranchmemSaver against LangGraph's InMemorySaver as the reference: the same
 random sequence of puts, pending writes and thread deletions gives the same
-answers to get_tuple and list, on both backends."""
+answers to get_tuple and list, on every backend."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from branchmem import Store
 from branchmem.integrations.langgraph import BranchmemSaver
+from helpers.pg_helpers import PG_URL, SKIP_REASON, Tracer, open_backend
 
 THREADS = ["a", "b"]
 NAMESPACES = ["", "sub:1"]
@@ -73,13 +74,25 @@ def _plain(t: CheckpointTuple | None) -> Any:
     )
 
 
-@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+def _store(backend: str, path: Path) -> Store:
+    if backend == "postgres":
+        return Store(backend=open_backend(Tracer()))
+    return Store() if backend == "memory" else Store(path)
+
+
+@pytest.mark.parametrize(
+    "backend",
+    [
+        "memory",
+        "sqlite",
+        pytest.param("postgres", marks=pytest.mark.skipif(not PG_URL, reason=SKIP_REASON)),
+    ],
+)
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow,
           HealthCheck.function_scoped_fixture])  # fmt: skip
 @given(ops=st.lists(_op, min_size=1, max_size=15))
 def test_same_answers_as_in_memory_saver(backend: str, tmp_path: Path, ops: list[Any]) -> None:
-    path = tmp_path / f"p{abs(hash(str(ops)))}.db"
-    store = Store() if backend == "memory" else Store(path)
+    store = _store(backend, tmp_path / f"p{abs(hash(str(ops)))}.db")
     ours, ref = BranchmemSaver(store), InMemorySaver()
     made: list[tuple[str, str, str]] = []  # (thread, ns, checkpoint id) in put order
     parents: dict[tuple[str, str, str], tuple[str | None, str]] = {}

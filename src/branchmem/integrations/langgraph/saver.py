@@ -291,25 +291,29 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
                 yield tup
 
     def _checkpoints(self, tns: str) -> builtins.list[tuple[str, str]]:
-        """A thread's (checkpoint_ns, checkpoint_id) pairs: by namespace in first-seen
-        order, newest id first within each. Listed by the roots that hold their
-        data and by listing records (`_checkpoints`: the layout before)."""
-        pairs = [
-            (m.meta["checkpoint_ns"], m.meta["checkpoint_id"])
+        """A thread's (checkpoint_ns, checkpoint_id) pairs: by namespace in the
+        order of their first put, newest id first within each. Listed by the
+        roots that hold their data and by listing records (the layout before,
+        and a checkpoint put where its root was already: put again, or after
+        its pending writes), each seen when it was written."""
+        seen = [
+            (m.created_at, (m.meta["checkpoint_ns"], m.meta["checkpoint_id"]))
             for m in self._records(tns, k.THREAD_ROOT)
             if m.meta
         ]
         offset = 0
         while page := self._events(tns, offset):
             offset += len(page)
-            pairs += [
-                (e.meta["checkpoint_ns"], e.meta["checkpoint_id"])
+            seen += [
+                (e.created_at, (e.meta["checkpoint_ns"], e.meta["checkpoint_id"]))
                 for e in page
                 if e.meta and e.meta.get("type") == CP
             ]
-        pairs = list(dict.fromkeys(pairs))
-        order = {n: i for i, n in reversed(list(enumerate(p[0] for p in pairs)))}
-        return sorted(pairs, key=lambda p: (order[p[0]], _Desc(p[1])))
+        first: dict[str, tuple[float, int]] = {}
+        for i, (at, (cp_ns, _)) in enumerate(seen):
+            first[cp_ns] = min(first.get(cp_ns, (at, i)), (at, i))
+        pairs = dict.fromkeys(p for _, p in seen)
+        return sorted(pairs, key=lambda p: (first[p[0]], _Desc(p[1])))
 
     def _events(self, tns: str, offset: int, limit: int = _PAGE) -> builtins.list[Event]:
         try:
