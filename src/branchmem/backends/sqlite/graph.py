@@ -31,6 +31,8 @@ from .parts import CHUNK, SQLiteParts, chunks, insert_rows, marks
 # the rows of batches up to RECENT_BATCH events, and at most RECENT_MAX entries.
 RECENT_BATCH = 16
 RECENT_MAX = 4096
+SEG_CACHE_MAX = 1_000_000
+"""Segments' fork points kept per connection, at most (they never change)."""
 
 # The given segments (a JSON array) and every segment above them, one row per
 # fork point (seg, its place in the list, fork segment, fork seq; a root has one
@@ -196,7 +198,7 @@ class GraphTables(SQLiteParts):
             sql = f"SELECT seg, parents FROM segments WHERE ns=? AND seg IN ({marks(len(chunk))})"
             for seg, parents in self._db.execute(sql, (nid, *chunk)):
                 val = tuple((int(a), int(b)) for a, b in json.loads(parents))
-                if self._depth == 0 or len(cache) < 1_000_000:
+                if self._depth == 0 or len(cache) < SEG_CACHE_MAX:
                     cache[(nid, seg)] = val
                 out[seg] = val
         return out
@@ -228,7 +230,7 @@ class GraphTables(SQLiteParts):
                 if len(forks) > 1:
                     forks.sort()
                 val = tuple([(ps, pq) for _, ps, pq in forks])
-                if len(cache) < 1_000_000:
+                if len(cache) < SEG_CACHE_MAX:
                     cache[(nid, seg)] = val
                 out[seg] = val
         return out
@@ -267,8 +269,9 @@ class GraphTables(SQLiteParts):
                 "INSERT INTO segments VALUES (?,?,?,?)",
                 ((nid, s.seg, json.dumps(s.parents), tips.get(s.seg, 0)) for s in new),
             )
-            if len(new) <= RECENT_MAX:  # as `segment_parents` would read them back
-                cache = self._seg_cache  # (a rollback clears it: `_rolled_back`)
+            cache = self._seg_cache  # (a rollback clears it: `_rolled_back`)
+            if len(new) <= RECENT_MAX and len(cache) < SEG_CACHE_MAX:
+                # as `segment_parents` would read them back
                 for made in new:
                     cache[(nid, made.seg)] = tuple((int(a), int(b)) for a, b in made.parents)
         self._db.executemany(
