@@ -48,7 +48,8 @@ _op = st.one_of(
         st.integers(0, 50),  # whose thread and namespace
         st.lists(st.tuples(st.sampled_from(CHANNELS), st.integers(0, 9)), max_size=2),
     ),
-    st.tuples(st.just("again"), st.integers(0, 50)),
+    # (values from a few, at one time: a put can repeat an earlier one exactly)
+    st.tuples(st.just("again"), st.integers(0, 50), st.integers(0, 2)),
 )
 
 
@@ -116,14 +117,16 @@ def test_same_answers_as_in_memory_saver(backend: str, tmp_path: Path, ops: list
             for saver in (ours, ref):
                 saver.put_writes(_cfg(thread, ns, f"{n + 1:04d}"), writes, "t0")
         elif op[0] == "again" and made:
-            thread, ns, cid = made[op[1] % len(made)]
+            _, pick, value = op
+            thread, ns, cid = made[pick % len(made)]
             parent, source = parents[(thread, ns, cid)]
             cp = empty_checkpoint()
-            cp["id"] = cid
-            cp["channel_values"] = {"x": n}
-            cp["channel_versions"] = {"x": n + 1}
+            cp["id"], cp["ts"] = cid, "2026-01-01T00:00:00+00:00"
+            cp["channel_values"] = {"x": value}
+            cp["channel_versions"] = {"x": value + 1}
+            meta = {"source": source, "step": value}
             for saver in (ours, ref):
-                saver.put(_cfg(thread, ns, parent), cp, {"source": source, "step": n}, {"x": n + 1})
+                saver.put(_cfg(thread, ns, parent), cp, meta, {"x": value + 1})
         elif op[0] == "writes" and made:
             _, pick, task, writes = op
             thread, ns, cid = made[pick % len(made)]
@@ -149,3 +152,57 @@ def test_same_answers_as_in_memory_saver(backend: str, tmp_path: Path, ops: list
         ]
     assert [_plain(t) for t in ours.list(None)] == [_plain(t) for t in ref.list(None)]
     store.close()
+
+
+@pytest.mark.parametrize(
+    "backend",
+    [
+        "memory",
+        "sqlite",
+        pytest.param("postgres", marks=pytest.mark.skipif(not PG_URL, reason=SKIP_REASON)),
+    ],
+)
+def test_a_checkpoint_put_back_to_an_earlier_value_reads_that_value(
+    backend: str, tmp_path: Path
+) -> None:
+    """A checkpoint put with A, then B, then A again (the very same data as the
+    first put, whose root holds it) reads A, as the reference does: the third
+    put must not be taken for a harmless repeat of the first."""
+    store = _store(backend, tmp_path / "s.db")
+    ours, ref = BranchmemSaver(store), InMemorySaver()
+    for value in ("A", "B", "A"):
+        cp = empty_checkpoint()
+        cp["id"], cp["ts"] = "0001", "2026-01-01T00:00:00+00:00"
+        cp["channel_values"] = {"x": value}
+        cp["channel_versions"] = {"x": 1}
+        for saver in (ours, ref):
+            saver.put(_cfg("a", ""), cp, {"source": "input", "step": 0}, {"x": 1})
+    got = ours.get_tuple(_cfg("a", "", "0001"))
+    assert got is not None and got.checkpoint["channel_values"] == {"x": "A"}
+    assert _plain(got) == _plain(ref.get_tuple(_cfg("a", "", "0001")))
+    store.close()
+
+
+def test_namespaces_are_listed_in_put_order_whatever_the_clock_does() -> None:
+    """Roots are listed in the order they were written, even where the store's
+    clock steps back between two puts (a clock set back, or hosts apart);
+    the clock only places a checkpoint put again among them."""
+    now = [100.0]
+    ours, ref = BranchmemSaver(Store(clock=lambda: now[0])), InMemorySaver()
+
+    def put(ns: str, cid: str, value: int) -> None:
+        cp = empty_checkpoint()
+        cp["id"], cp["ts"] = cid, "2026-01-01T00:00:00+00:00"
+        cp["channel_values"], cp["channel_versions"] = {"x": value}, {"x": value + 1}
+        for saver in (ours, ref):
+            saver.put(_cfg("t", ns), cp, {"source": "input", "step": value}, {"x": value + 1})
+
+    put("a", "0001", 1)
+    now[0] -= 10  # stepped back
+    put("b", "0002", 2)
+    now[0] += 100
+    put("c", "0003", 3)
+    put("b", "0002", 4)  # again: a listing record, written last
+    conf: Any = {"configurable": {"thread_id": "t"}}
+    assert [_plain(t) for t in ours.list(conf)] == [_plain(t) for t in ref.list(conf)]
+    assert [t.config["configurable"]["checkpoint_ns"] for t in ours.list(conf)] == ["a", "b", "c"]

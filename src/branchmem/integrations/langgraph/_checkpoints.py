@@ -27,7 +27,6 @@ from dataclasses import replace
 from typing import Any
 
 from ...backends.base import BranchRow
-from ...errors import ConflictingEvent
 from ...model import Memory
 from ...store import Store
 from . import _keys as k
@@ -82,13 +81,14 @@ def write_checkpoint(
     )
     latest = s._engine.backend.get_branch_row(tns, k.latest_branch(cp_ns))
     newest = latest is None or cid >= k.checkpoint_of_root(latest.head)
-    # The common case, one row holds it all, written without a look first: an
-    # existing root (a write on this checkpoint committed it, or the id is put
-    # again) fails the write before anything is written, and the data goes
-    # beside it. (Found inside the transaction, whatever the caller read.)
-    try:
+    # Looked up inside the transaction: a write on this checkpoint may have
+    # committed its root since the caller's reads. (Not written blind: a root
+    # equal to this one, put before, may have newer data beside it, which a
+    # put of the same data again must replace; an add of an equal event
+    # writes nothing and says nothing.)
+    if not has_root(s, tns, root):  # the common case: one row holds it all
         s.add_events([{"id": root, "role": "note", "namespace": tns, "meta": data}])
-    except ConflictingEvent:
+    else:
         _write_at_root(s, tns, cp_ns, cid, root, data)
     if newest:
         move_latest(s, tns, cp_ns, root, latest)
