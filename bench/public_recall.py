@@ -96,6 +96,7 @@ class Memo:
 FUSION = {
     "rrf-v0.5": Weights(vector=0.5),
     "rrf-k0.5": Weights(keyword=0.5),
+    "rrf-k0.25": Weights(keyword=0.25),
     "rrf-k10": Weights(rrf_k=10),
 }
 """``--fusion``: other weights of the library's reciprocal-rank fusion (cut-off off)."""
