@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import builtins
 import hashlib
-from bisect import bisect_right
 from collections.abc import AsyncIterator, Iterator, Sequence
-from itertools import pairwise
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -46,7 +44,7 @@ from . import _keys as k
 from . import _state
 from . import _views as _lt
 from ._checkpoints import CP, ensure_root, has_root, stored_data, write_checkpoint
-from ._tasks import Desc as _Desc
+from ._order import in_put_order
 from ._tasks import config_of as _config
 from ._tasks import link_task, one_read, one_transaction, step_tasks, task_of
 from ._tasks import thread_and_ns as _thread_and_ns
@@ -294,12 +292,8 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
 
     def _checkpoints(self, tns: str) -> builtins.list[tuple[str, str]]:
         """A thread's (checkpoint_ns, checkpoint_id) pairs: by namespace in the
-        order of their first put, newest id first within each. Listed by the
-        roots that hold their data, in the order they were written, and by
-        listing records (the layout before, and a checkpoint put where its root
-        was already: put again, or after its pending writes), each placed
-        before the first root written after it (by the store's clock, which
-        only ever orders a listing record among roots)."""
+        order of their first put, newest id first within each (`in_put_order`):
+        the roots that hold their data and the listing records."""
         roots: builtins.list[tuple[float, tuple[str, str]]] = []
         offset = 0
         while page := self._events(tns, offset):
@@ -309,28 +303,12 @@ class BranchmemSaver(BaseCheckpointSaver[str]):
                 for e in page
                 if e.meta and e.meta.get("type") == CP
             ]
-        # (slot, kind, index): a root's slot is its place in write order; a
-        # listing record's is the first root written after it (0 before a root).
-        keyed: builtins.list[tuple[tuple[int, int, int], tuple[str, str]]] = [
-            ((i, 1, 0), p) for i, (_, p) in enumerate(roots)
+        listed = [
+            (m.created_at, (m.meta["checkpoint_ns"], m.meta["checkpoint_id"]))
+            for m in self._records(tns, k.THREAD_ROOT)
+            if m.meta
         ]
-        times = [at for at, _ in roots]
-        rising = all(a <= b for a, b in pairwise(times))
-        for j, m in enumerate(self._records(tns, k.THREAD_ROOT)):
-            if m.meta:
-                t = m.created_at
-                slot = (
-                    bisect_right(times, t)
-                    if rising
-                    else next((i for i, at in enumerate(times) if at > t), len(times))
-                )
-                keyed.append(((slot, 0, j), (m.meta["checkpoint_ns"], m.meta["checkpoint_id"])))
-        keyed.sort(key=lambda kp: kp[0])
-        first: dict[str, int] = {}
-        for n, (_, (cp_ns, _)) in enumerate(keyed):
-            first.setdefault(cp_ns, n)
-        pairs = dict.fromkeys(p for _, p in keyed)
-        return sorted(pairs, key=lambda p: (first[p[0]], _Desc(p[1])))
+        return in_put_order(roots, listed)
 
     def _events(self, tns: str, offset: int, limit: int = _PAGE) -> builtins.list[Event]:
         try:
