@@ -23,6 +23,10 @@ cut-off on) and ``search-off`` (``cutoff="off"``).
 the default cut-off (as ``search-r0.1``...): the same ranking, cut at another
 level, in the same run (each text is embedded once for all of them).
 
+``--times`` writes each record at the time the set gives its passage (REALTALK's
+turns: the store's clock set to it), and asks the questions a day after the
+last: the records' times then count (recency, time in the question).
+
 ``--consolidate`` runs ``store.consolidate(at=tip)`` in each group before its
 questions (by rules, the defaults): a merged record hides its inputs, so a hit
 on it counts as a hit on each of its inputs (``meta["consolidated_from"]``);
@@ -177,6 +181,7 @@ def run(
     merged: dict[str, int] | None = None,
     hops: int = 0,
     ratios: Sequence[float] = (),
+    times: bool = False,
 ) -> dict[str, Ranks]:
     """Ranks of each system; with ``consolidate``, ``merged`` counts the merged
     records written (``records``) and the inputs they hide (``inputs``); with
@@ -185,7 +190,8 @@ def run(
     names += [*FUSION, "scores"] if fusion else []
     names += [f"search-r{r:g}" for r in ratios]
     ranks = {s: Ranks() for s in names}
-    store = Store(clock=lambda: 0.0)
+    now = [0.0]
+    store = Store(clock=lambda: now[0])
     with store:
         for c, ch in enumerate(chars):
             ns, ids = f"c{c}", [p.id for p in ch.passages]
@@ -193,7 +199,7 @@ def run(
                 {"id": f"{ns}/e{i}", "parent": f"{ns}/e{i - 1}" if i else None, "namespace": ns}
                 for i in range(len(ids))
             )
-            store.add_memories(
+            records = [
                 {
                     "id": f"{ns}/{p.id}",
                     "content": p.text,
@@ -202,7 +208,15 @@ def run(
                     "kind": "episodic" if p.type in EPISODIC else "semantic",
                 }
                 for i, p in enumerate(ch.passages)
-            )
+            ]
+            if times:  # each written at the time it was said; the search a day after the last
+                for p, rec in zip(ch.passages, records, strict=True):
+                    now[0] = p.at if p.at is not None else now[0]
+                    store.add_memories([rec])
+                now[0] += 86400.0
+            else:
+                now[0] = 0.0
+                store.add_memories(records)
             tip = f"{ns}/e{len(ids) - 1}"
             if consolidate:
                 done = store.consolidate(at=tip, namespace=ns)
@@ -280,6 +294,11 @@ def main() -> None:
     ap.add_argument(
         "--ratios", default="", help="also search with each of these cut-off ratios (0.1,0.3)"
     )
+    ap.add_argument(
+        "--times",
+        action="store_true",
+        help="write each record at the time the set gives it (REALTALK), search a day later",
+    )
     ap.add_argument("--tokenizer", help="search's tokenizer (default: the library's)")
     ap.add_argument(
         "--fusion", action="store_true", help="also other fusion weights and score fusion"
@@ -306,7 +325,7 @@ def main() -> None:
     merged: dict[str, int] = {}
     ranks = run(
         chars, emb, args.questions, args.tokenizer, args.fusion, args.consolidate, merged,
-        args.hops, [float(r) for r in args.ratios.split(",") if r.strip()],
+        args.hops, [float(r) for r in args.ratios.split(",") if r.strip()], args.times,
     )  # fmt: skip
     n = sum(len(c.passages) for c in chars)
     print(f"{len(chars)} characters, {n} memories, {ranks['bm25'].count()} questions")

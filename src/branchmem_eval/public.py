@@ -46,6 +46,7 @@ class Passage:
     id: str
     type: str
     text: str
+    at: float | None = None  # when it was said (Unix time), where the set says
 
 
 @dataclass(frozen=True)

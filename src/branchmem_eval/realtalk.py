@@ -16,7 +16,7 @@ in its ``data`` folder (only those files are read, never a subfolder):
 
 Each conversation is one `Character`; each turn one passage (its id the
 ``dia_id``, its text ``speaker: clean_text``, with the photo's caption),
-in session order; each question has the turns its evidence names as gold
+in session order, with the time it was said; each question has the turns its evidence names as gold
 (ids written with a stray space or full stop are read as meant; a question
 none of whose evidence is a turn of the conversation is left out).
 """
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,18 @@ def _text(turn: dict[str, Any]) -> str:
     return f"{text} [shares a photo: {caption}]" if caption else text
 
 
+def _when(turn: dict[str, Any]) -> float | None:
+    """The turn's ``date_time`` ("29.12.2023, 22:42:04") as Unix time (read as UTC)."""
+    try:
+        return (
+            datetime.strptime(str(turn.get("date_time")), "%d.%m.%Y, %H:%M:%S")
+            .replace(tzinfo=timezone.utc)
+            .timestamp()
+        )
+    except ValueError:
+        return None
+
+
 def read_chat(path: Path) -> tuple[Character, int]:
     """One conversation, and how many of its questions were left out (no
     evidence among its turns)."""
@@ -66,7 +79,7 @@ def read_chat(path: Path) -> tuple[Character, int]:
         if tid in seen:  # (none in the set as published) a later duplicate is no one's gold
             tid = f"{tid}#{i}"
         seen.add(tid)
-        passages.append(Passage(tid, "turn", _text(turn)))
+        passages.append(Passage(tid, "turn", _text(turn), _when(turn)))
     questions, dropped = [], 0
     for j, qa in enumerate(chat["qa"]):
         ask = str(qa.get("question") or "")

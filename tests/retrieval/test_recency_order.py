@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from branchmem import HashingEmbedder, Store
 from branchmem.model import Memory
-from branchmem.retrieval.recency_order import asks_history, order, relation
+from branchmem.retrieval.recency_order import asks_history, order, relation, similar
 
 TEXTS = [
     "用户的手机是iPhone 12",
@@ -36,6 +36,7 @@ def memories(draw: st.DrawFn) -> list[Memory]:
                 content=draw(st.sampled_from(TEXTS)),
                 sources=("e1",),
                 key=draw(st.sampled_from(KEYS)),
+                kind=draw(st.sampled_from(["semantic", "semantic", "episodic"])),
                 created_at=float(draw(st.integers(0, 3))),
                 seq=draw(st.integers(1, 50)),
             )
@@ -112,6 +113,42 @@ def test_relation_by_kind_of_statement() -> None:
     s1 = Memory("e", "User works on Atlas", ("e1",), key="user.son", seq=1)
     s2 = Memory("f", "User now works on Atlas", ("e2",), key="user.daughter", seq=2)
     assert relation(s1, s2) is None  # unrelated keys
+
+
+def test_an_episodic_record_is_never_folded_or_demoted() -> None:
+    """What was said stays true as said: a later line is no replacement."""
+    old = Memory("a", "用户的手机是iPhone 12", ("e1",), key="user.phone", kind="episodic", seq=1)
+    new = Memory("b", "用户上周换了小米14", ("e2",), key="user.phone", seq=2)
+    assert relation(old, new) is None
+    again = Memory("c", "用户的手机是iPhone 12", ("e2",), key="user.phone", seq=3)
+    assert relation(old, again) is None  # the same key, no change: not demoted either
+    # a semantic record with the same facts still is
+    fact = Memory("d", "用户的手机是iPhone 12", ("e1",), key="user.phone", seq=1)
+    assert relation(fact, new) == "fold" and relation(fact, again) == "demote"
+
+
+def test_function_words_do_not_make_two_lines_alike() -> None:
+    a = "Hi! I am going out for coffee with them."
+    b = "Hi? I am pretty good today. Now I am going to study with them for my exam."
+    assert not similar(a, b)
+    assert relation(Memory("a", a, ("e1",), seq=1), Memory("b", b, ("e2",), seq=2)) is None
+    # the same content in other words around it still is
+    assert similar("The team uses React for the web app", "Now the team uses Vue for the web app")
+
+
+def test_search_keeps_both_lines_of_a_chat() -> None:
+    store = Store()
+    store.add_events([{"id": "e1"}, {"id": "e2", "parent": "e1"}])
+    store.add_memory(
+        "Fahim: I started playing a new game called dragonheir", sources=["e1"], kind="episodic"
+    )
+    store.add_memory(
+        "Fahim: my brother is currently playing a new game called control",
+        sources=["e2"],
+        kind="episodic",
+    )
+    hits = store.search("which game does Fahim play", at="e2", k=5, embedder=HashingEmbedder())
+    assert len(hits) == 2 and not hits.cut  # type: ignore[attr-defined]
 
 
 def _phone_store() -> Store:

@@ -9,16 +9,21 @@ written later (``created_at``, then ``seq``):
   现在, no longer, switched to, now, decided, ...) and the two are about the
   same thing: the same ``key``, one key a dotted extension of the other
   (``user.device.phone`` and ``user.device.phone.new``), or, without keys,
-  near-duplicate texts (`similar`: at least `OVERLAP` of the smaller token
-  set shared). Or, when the search has vectors, the two state the same
-  attribute of the same entity (`same_attribute`: the same entities, a cosine
-  of at least `NEAR`, most words in common, different values), with or
-  without a change phrase.
+  near-duplicate texts (`similar`: at least `OVERLAP` of the smaller set of
+  content tokens shared, English function words aside). Or, when the search
+  has vectors, the two state the same attribute of the same entity
+  (`same_attribute`: the same entities, a cosine of at least `NEAR`, most
+  content words in common, different values), with or without a change
+  phrase.
   ``old`` leaves the hits (it goes to ``Hits.cut``, saying why) and ``new``
   takes its place and, for the cut-off, its confidence if higher.
 * **demote**: the same ``key`` without a stated change (two allergies, two
   drinks the user likes: both may hold). ``old`` stays, ranked right below
   ``new``.
+
+An episodic record (something that happened, a line of a conversation) is
+never folded or demoted: what was said stays true as said, and a later line
+that uses "now" or "currently" and shares its words replaces nothing.
 
 A query that asks about the past (`asks_history`: 以前, 之前, 原来, used to,
 before, previously, history, ...) is left as ranked.
@@ -27,7 +32,7 @@ before, previously, history, ...) is left as ranked.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property, partial
 from operator import mul
 from typing import TypeVar
@@ -41,6 +46,9 @@ from .fusion import Scored
 from .tokenize import get_tokenizer
 
 T = TypeVar("T")
+
+EPISODIC = "episodic"
+"""The kind never folded or demoted (see the module)."""
 
 OVERLAP = 0.6
 """Share of the smaller token set two unkeyed texts must have in common."""
@@ -118,10 +126,31 @@ def related_keys(a: str | None, b: str | None) -> bool:
 
 _TOK = get_tokenizer(None)
 
+FUNCTION_WORDS = frozenset(
+    _TOK(
+        "a an the and or but if so than then that this these those there here it its i me my "
+        "we us our you your yours he him his she her hers they them their what which who "
+        "whom whose when where why how am is are was were be been being have has had do does "
+        "did will would shall should can could may might must to of in on at by for with "
+        "from about as into onto over under up down out off again just also too very really "
+        "some any all each both no not nor only own such more most other another "
+        "oh hi hey hello yes yeah okay ok well lol haha going get got gonna wanna let"
+    )
+)
+"""English function words (as the tokenizer gives them): two chat lines
+sharing "I", "am", "going", "with", "what about you" are not about the same
+thing, so the overlap of two texts counts the other tokens only."""
+
+
+def content(tokens: Iterable[str]) -> set[str]:
+    """The tokens other than `FUNCTION_WORDS`."""
+    return {t for t in tokens if t not in FUNCTION_WORDS}
+
 
 def similar(a: str, b: str) -> bool:
-    """Near-duplicate texts: at least `OVERLAP` of the smaller token set is shared."""
-    return _overlap(set(_TOK(a)), set(_TOK(b)))
+    """Near-duplicate texts: at least `OVERLAP` of the smaller set of content
+    tokens (`content`) is shared."""
+    return _overlap(content(_TOK(a)), content(_TOK(b)))
 
 
 def _overlap(ta: set[str], tb: set[str]) -> bool:
@@ -147,8 +176,8 @@ def _subject(names: frozenset[str]) -> frozenset[str]:
 
 
 def _words(text: str) -> set[str]:
-    """The text's tokens other than numbers."""
-    return {t for t in _TOK(text) if not any(c.isdigit() for c in t)}
+    """The text's content tokens (`content`) other than numbers."""
+    return {t for t in content(_TOK(text)) if not any(c.isdigit() for c in t)}
 
 
 class _Facts:
@@ -224,7 +253,7 @@ def relation(
     ``change`` (whether ``new`` states one, `states_change`) and ``alike``
     (`similar` of the two texts) may be given by a caller that knows them;
     by default they are worked out here."""
-    if old.id == new.id or not _later(new, old):
+    if old.id == new.id or not _later(new, old) or old.kind == EPISODIC:
         return None
     if (old.key is None or new.key is None or related_keys(old.key, new.key)) and (
         near() if callable(near) else near
@@ -296,7 +325,7 @@ def order(
     def token_set(x: int) -> set[str]:
         got = tokens.get(x)
         if got is None:
-            got = tokens[x] = set(_TOK(mems[x].content))
+            got = tokens[x] = content(_TOK(mems[x].content))
         return got
 
     def alike(i: int, j: int) -> bool:
