@@ -42,7 +42,7 @@ gold, ranked among the group's others.
 REALTALK (``--format realtalk``, no license file, not shipped: clone
 github.com/danny911kr/REALTALK and pass its ``data`` folder; only its
 ``Chat_*.json`` files are read): ten real conversations of two people over
-21 days, 422 to 1,548 turns each. Each turn is stored as an episodic record
+21 days, 410 to 1,548 turns each. Each turn is stored as an episodic record
 sourced from its own event on one chain, and each question (``multi-hop``,
 ``temporal``, ``open-domain``: the set's categories 1 to 3) is asked at the
 last turn, with the turns its evidence names as gold (a hit on any counts).

@@ -37,7 +37,9 @@ def test_purge_an_event(chat: Store) -> None:
     entry = chat.audit("default")[-1]
     assert (entry.op, entry.actor, entry.ids) == ("purge", "dpo", ("e2", "phone", "profile"))
     # the entry names what went, never what it said (its time is a number, not text)
-    assert not any("138" in str(field) for field in (entry.op, entry.actor, entry.ids, entry.namespace))
+    assert not any(
+        "138" in str(field) for field in (entry.op, entry.actor, entry.ids, entry.namespace)
+    )
 
 
 def test_purge_a_memory_takes_what_derives_from_it(chat: Store) -> None:

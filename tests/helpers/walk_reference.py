@@ -11,8 +11,8 @@ record on another branch that names the same entity is never reached.
 Spreading activation from the seeds (the ranked hits with their scores, and
 the query with the best hit's score), ``hops`` times: a record's activation
 passes to each entity it names times that entity's weight, and on to every
-other candidate naming it times ``DECAY``; an entity a visible written edge
-names also passes its activation to the entity at the edge's other end
+other candidate naming it times ``DECAY``, shared among them (``FAN``); an
+entity a visible written edge names also passes its activation to the entity at the edge's other end
 within the same step (so mention links and ``add_edge`` edges chain). A
 record keeps its best activation and the path that gave it.
 
@@ -32,7 +32,7 @@ from branchmem.graph.entities import EntityCache, entities
 from branchmem.graph.model import norm
 from branchmem.graph.view import GraphView
 from branchmem.model import Memory
-from branchmem.retrieval.spread import DECAY, FANOUT, FANOUT_MIN, MAX_LEVELS, Reached
+from branchmem.retrieval.spread import DECAY, FAN, FANOUT, FANOUT_MIN, MAX_LEVELS, Reached
 
 
 def weights(names: Sequence[frozenset[str]]) -> dict[str, float]:
@@ -103,13 +103,15 @@ def walk(
             _along_edges(view, ents, w, edge_decay)
         incoming: dict[int, tuple[float, str, str]] = {}
         for key, tops in sorted(ents.items()):
-            for j in by_name.get(key, ()):
+            named = by_name.get(key, [])
+            share = 1.0 / max(1, len(named) - 1) ** FAN  # among the others naming it
+            for j in named:
                 got = next((t for t in tops if t[3] != j), None)
                 if got is None:
                     continue
                 a, path, seed, _ = got
                 s, p, sd = incoming.get(j, (0.0, f"{path} {mems[j].id}", seed))
-                incoming[j] = (s + a * decay, p, sd)
+                incoming[j] = (s + a * decay * share, p, sd)
         for j, (inc, p, sd) in incoming.items():
             total[j] = total.get(j, 0.0) + inc
             first = best.get(j)
