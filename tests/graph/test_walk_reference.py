@@ -65,3 +65,23 @@ def test_the_index_is_kept_for_the_very_list_and_dropped_by_a_purge() -> None:
     kept = spread.index_for(again, memo)
     memo.clear()
     assert spread.index_for(again, memo) is not kept
+
+
+def test_what_an_entity_passes_on_is_shared_among_those_naming_it() -> None:
+    """The fan effect (`spread.FAN`): a name two records share passes the
+    seed's activation whole; one five records share gives each of the four
+    others ``1 / 4 ** FAN`` of it."""
+    texts = ["Alice Chen and MatrixOne", "MatrixOne runs on port 6001"] + [
+        f"Alice Chen note {i}" for i in range(4)
+    ] + [f"nothing here {i}" for i in range(30)]  # fmt: skip
+    mems = [
+        make_memory(f"m{i}", t, ("e1",), "note", None, 0.5, "default", None, None, 1.0, i)
+        for i, t in enumerate(texts)
+    ]
+    got = spread.walk(mems, [("m0", 1.0)], "", 0.0, 1, None, names_of=EntityCache())
+    w = spread.weights([EntityCache().get("default", m.id, m.content) for m in mems])
+    assert got[1].score == pytest.approx(w["matrixone"])  # named by m0 and m1 only
+    share = 1 / 4**spread.FAN
+    assert spread.FAN > 0 and share < 1
+    for j in range(2, 6):  # m0's other four "Alice Chen" records
+        assert got[j].score == pytest.approx(w["alice chen"] * share)
