@@ -10,8 +10,9 @@ the query with the best hit's score), ``hops`` times: a record's activation
 passes to each entity it names times that entity's weight, and on to every
 other candidate naming it times ``DECAY``, shared among them (`FAN`); an
 entity a visible written edge names also passes its activation to the
-entity at the edge's other end within the same step (so mention links and ``add_edge`` edges chain). A
-record keeps its best activation and the path that gave it.
+entity at the edge's other end within the same step (so mention links and
+``add_edge`` edges chain). A record keeps its best activation and the path
+that gave it.
 
 The weight inhibits an entity that links too much: ``log((N+1)/df) /
 log(N+1)`` over the N candidates, ``df`` of which name it, and 0 when more
