@@ -5,15 +5,13 @@ reveals it), and each question's gold its own preference."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from branchmem.errors import InvalidInput
 from branchmem_eval.prefeval import read_prefeval, write_prefeval_synthetic
+from helpers.public_bench import run_public_recall
 
 
 def test_reads_every_topic_and_form(tmp_path: Path) -> None:
@@ -66,22 +64,7 @@ def test_a_folder_without_the_set_says_what_to_pass(tmp_path: Path) -> None:
 
 
 def test_the_bench_reads_the_format_it_is_told(tmp_path: Path) -> None:
-    root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "PYTHONPATH": str(root / "src"), "TMPDIR": str(tmp_path)}
-    run = subprocess.run(
-        [
-            sys.executable,
-            str(root / "bench" / "public_recall.py"),
-            "--smoke",
-            "--format",
-            "prefeval",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=True,
-    )
-    lines = run.stdout.splitlines()
+    lines = run_public_recall(tmp_path, "--smoke", "--format", "prefeval")
     assert lines[0] == "6 characters, 12 memories, 12 questions"
     kinds = [ln.split()[0] for ln in lines[2:-1]]
     assert kinds == [

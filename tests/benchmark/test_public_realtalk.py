@@ -5,15 +5,13 @@ turns its evidence names."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from branchmem.errors import InvalidInput
 from branchmem_eval.realtalk import read_realtalk, write_realtalk_synthetic
+from helpers.public_bench import run_public_recall
 
 
 def test_reads_every_conversation_turn_and_question(tmp_path: Path) -> None:
@@ -68,17 +66,7 @@ def test_a_folder_without_the_set_says_what_to_pass(tmp_path: Path) -> None:
 
 
 def test_the_bench_runs_it_with_other_cutoffs(tmp_path: Path) -> None:
-    root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "PYTHONPATH": str(root / "src"), "TMPDIR": str(tmp_path)}
-    bench = str(root / "bench" / "public_recall.py")
-    run = subprocess.run(
-        [sys.executable, bench, "--smoke", "--format", "realtalk", "--ratios", "0.1,1"],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=True,
-    )
-    lines = run.stdout.splitlines()
+    lines = run_public_recall(tmp_path, "--smoke", "--format", "realtalk", "--ratios", "0.1,1")
     assert lines[0] == "2 characters, 12 memories, 6 questions"
     rows = [ln.split() for ln in lines[2:-1]]
     systems = ["bm25", "dense", "search", "search-off", "search-r0.1", "search-r1"]
