@@ -310,6 +310,12 @@ def main() -> None:
         help="store.consolidate(at=tip) in each group before its questions",
     )
     args = ap.parse_args()
+    try:
+        ratios = [float(r) for r in args.ratios.split(",") if r.strip()]
+    except ValueError:
+        ap.error(f"--ratios takes numbers separated by commas (0.1,0.3), got {args.ratios!r}")
+    if any(not 0.0 <= r <= 1.0 for r in ratios):
+        ap.error(f"--ratios takes ratios between 0 and 1, got {args.ratios!r}")
     if args.ratio is not None:
         cutoff.RATIO = args.ratio  # what the default rule reads, for this run
     read, synthetic, what = FORMATS[args.format]
@@ -325,7 +331,7 @@ def main() -> None:
     merged: dict[str, int] = {}
     ranks = run(
         chars, emb, args.questions, args.tokenizer, args.fusion, args.consolidate, merged,
-        args.hops, [float(r) for r in args.ratios.split(",") if r.strip()], args.times,
+        args.hops, ratios, args.times,
     )  # fmt: skip
     n = sum(len(c.passages) for c in chars)
     print(f"{len(chars)} characters, {n} memories, {ranks['bm25'].count()} questions")

@@ -80,14 +80,21 @@ def read_chat(path: Path) -> tuple[Character, int]:
             tid = f"{tid}#{i}"
         seen.add(tid)
         passages.append(Passage(tid, "turn", _text(turn), _when(turn)))
-    questions, dropped = [], 0
+    questions: list[Question] = []
+    dropped = 0
     for j, qa in enumerate(chat["qa"]):
+        if not isinstance(qa, dict):
+            dropped += 1
+            continue
         ask = str(qa.get("question") or "")
+        evidence = qa.get("evidence") or ()
+        if isinstance(evidence, str):  # one id written without its list
+            evidence = (evidence,)
         gold = frozenset(
-            e for e in (str(x).replace(" ", "").rstrip(".") for x in qa.get("evidence") or ())
-            if e in seen
-        )  # fmt: skip
-        kind = CATEGORIES.get(qa.get("category"), f"category {qa.get('category')}")
+            e for e in (str(x).replace(" ", "").rstrip(".") for x in evidence) if e in seen
+        )
+        cat: Any = qa.get("category")
+        kind = CATEGORIES.get(cat, f"category {cat}")
         if not (ask and gold):
             dropped += 1
             continue

@@ -5,6 +5,7 @@ turns its evidence names."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,28 @@ def test_sessions_are_read_in_their_number_order(tmp_path: Path) -> None:
     path.write_text(json.dumps(dict(reversed(list(chat.items())))), encoding="utf-8")
     ids = [p.id for p in read_realtalk(tmp_path)[0].passages]
     assert ids == ["D1:1", "D1:2", "D1:3", "D2:1", "D2:2", "D2:3", "D10:1"]
+
+
+def test_odd_questions_are_left_out_or_read_as_meant(tmp_path: Path) -> None:
+    path = write_realtalk_synthetic(tmp_path) / "Chat_1_Ana_Ben.json"
+    chat = json.loads(path.read_text(encoding="utf-8"))
+    chat["qa"] = [
+        "not a question",
+        {"question": "Where did Ana climb?", "evidence": "D1:1", "category": 2},
+        {"question": "", "evidence": ["D1:1"], "category": 1},
+    ]
+    path.write_text(json.dumps(chat), encoding="utf-8")
+    dropped: list[int] = []
+    ana = read_realtalk(tmp_path, dropped=dropped)[0]
+    assert [(q.text, set(q.gold)) for q in ana.questions] == [("Where did Ana climb?", {"D1:1"})]
+    assert dropped[0] == 2
+
+
+def test_the_bench_refuses_ratios_it_cannot_read(tmp_path: Path) -> None:
+    for bad in ("abc", "0.1,2"):
+        with pytest.raises(subprocess.CalledProcessError) as err:
+            run_public_recall(tmp_path, "--smoke", "--format", "realtalk", "--ratios", bad)
+        assert "--ratios takes" in err.value.stderr
 
 
 def test_only_the_conversation_files_are_read(tmp_path: Path) -> None:
