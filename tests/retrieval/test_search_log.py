@@ -149,4 +149,4 @@ def test_cli_eval_recall_on_the_shipped_set(capsys: pytest.CaptureFixture[str]) 
     hybrid = rows[1]
     # Numbers reported in docs/retrieval.md; a change here must update that page.
     assert hybrid["recall@5"] == pytest.approx(1.0)
-    assert hybrid["mrr"] == pytest.approx(0.7730, abs=1e-3)
+    assert hybrid["mrr"] == pytest.approx(0.7598, abs=1e-3)

@@ -32,7 +32,10 @@ def build(make: Callable[[], Store], hist: History, words: list[str]) -> Store:
         # Few distinct texts (records often tie), so a slow embedder sees each once.
         text = f"用户说{words[n % len(words)]}和{words[(n * 3 + 1) % len(words)]}"
         if op.kind == "add":
-            store.add_memory(text, sources=list(op.sources), id=op.id, importance=(n % 5) / 4)
+            kind = "episodic" if n % 3 else "semantic"  # turns beside turns: `neighbours`
+            store.add_memory(
+                text, sources=list(op.sources), id=op.id, importance=(n % 5) / 4, kind=kind
+            )
         elif op.kind == "retract":
             assert op.target is not None
             store.retract(op.target, sources=list(op.sources), id=op.extra_id)

@@ -29,7 +29,7 @@ from ..validate import (
     check_utf8,
     show,
 )
-from . import ann, fastfuse, recency_order, server_ann, when
+from . import ann, fastfuse, neighbours, recency_order, server_ann, when
 from . import cutoff as cutoff_mod
 from . import filters as filters_mod
 from .cache import Found, cache_for, rank_cache
@@ -174,9 +174,10 @@ def search(
     newer_first = rule != "off" and not recency_order.asks_history(query)
     span, asks = when.window(query, t_now), when.asks_when(query)
     timed = span is not None or asks
-    depth = (2 * k if newer_first else k) * (2 if timed else 1)  # room to fold and to lift
+    depth = 2 * k * (2 if timed else 1)  # room to fold, and to lift by time and neighbours
+    reach = max(depth, neighbours.REACH * k)  # the neighbours' scores come from deeper
     ranked, pending = rank(
-        engine, key, query, gathered, tok, emb, w, t_now, depth, scopes, epoch, max_embed, stats
+        engine, key, query, gathered, tok, emb, w, t_now, reach, scopes, epoch, max_embed, stats
     )
     path = server_ann.PATH.get() if explain else None
     pos = {id(m): n for n, m in enumerate(cands)} if len(anchors) > 1 else {}
@@ -192,6 +193,8 @@ def search(
     if lift is not None:
         pairs = when.lifted(pairs, lift)
         lifted = {s.memory.id: x for s, x in zip(ranked, lift, strict=True) if x != 1.0}
+    pairs, beside = neighbours.lift(pairs, cands, t_now, w.half_life)
+    pairs = pairs[:depth]
     folded: dict[str, str] = {}
     extra = {p[0].memory.id for p in pairs[k:]}
     if newer_first:
@@ -222,7 +225,7 @@ def search(
             explain,
             w,
             s.memory.id in pending,
-            when.lift_note(path, lifted.get(s.memory.id)),
+            neighbours.note(when.lift_note(path, lifted.get(s.memory.id)), beside.get(s.memory.id)),
             conf,
             why,
         )
@@ -482,6 +485,8 @@ def _scoring(s: Scored, w: Weights, pending: bool = False) -> str:
             return f"{name}: no query term matches"
         return f"{name} rank {r} ({value:.4g}) -> {weight:g}/({w.rrf_k:g}+{r})"
 
+    if s.keyword is None and s.vector is None:  # entered beside a hit (`neighbours`)
+        return f"score {s.score:.4f}: not ranked on its own"
     return (
         f"score {s.score:.4f} = relevance {s.relevance:.4f} "
         f"[{rank('keyword', s.keyword_rank, s.keyword, w.keyword)}; "
