@@ -54,6 +54,10 @@ REACH = 10
 """A search for ``k`` hits ranks ``REACH * k`` records for the lift: a turn
 beside the 50th gains too, not only those beside the first ``2k``."""
 
+REACH_MAX = 1000
+"""At most this many ranked for the lift, however large ``k`` (a search
+still ranks its own ``2k``)."""
+
 _SEQ = attrgetter("seq")
 
 

@@ -175,7 +175,7 @@ def search(
     span, asks = when.window(query, t_now), when.asks_when(query)
     timed = span is not None or asks
     depth = 2 * k * (2 if timed else 1)  # room to fold, and to lift by time and neighbours
-    reach = max(depth, neighbours.REACH * k)  # the neighbours' scores come from deeper
+    reach = max(depth, min(neighbours.REACH * k, neighbours.REACH_MAX))  # the lift's depth
     ranked, pending = rank(
         engine, key, query, gathered, tok, emb, w, t_now, reach, scopes, epoch, max_embed, stats
     )
