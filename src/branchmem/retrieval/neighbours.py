@@ -13,18 +13,19 @@ hits only on their own merit.
 A record's neighbours are the episodic records written just before and
 just after it among the search's candidates (by ``seq``; records of other
 kinds in between are stepped over, at most `SPAN` of them), unless more
-than `GAP` seconds lie between the two (another session). Semantic records
-(facts, preferences, summaries) neither give nor take: what stands next to
-a fact is not its context. Neighbours are found only among the candidates,
+than `GAP` seconds lie between the two (another session). Records of the
+other kinds (facts, preferences, procedures) neither give nor take: what
+stands next to a fact is not its context. Summaries are episodic (they
+tell what happened) and count as turns. Neighbours are found only among the candidates,
 so the gate holds: nothing off the anchor's path, nothing a filter removed.
 The candidates of one anchor are in ``seq`` order; where they are not (a
 scope chain of several anchors), a record not found in that order has no
 neighbours.
 
 The share was chosen on public sets (docs/retrieval.md, "Neighbouring
-turns"): on REALTALK's long conversations recall@10 rises by 0.02-0.03, on
+turns"): on REALTALK's long conversations recall@10 rises by 0.02, on
 PrefEval (whose episodic records are unrelated conversations, one after the
-other) it falls by at most 0.004.
+other) it moves by 0.003 or less.
 """
 
 from __future__ import annotations
@@ -37,12 +38,10 @@ from operator import attrgetter
 from ..model import Memory
 from . import cutoff
 from .fusion import Scored, recency
-
-EPISODIC = "episodic"
-"""The kind that gives and takes (see the module)."""
+from .recency_order import EPISODIC
 
 SHARE = 0.2
-"""Part of a neighbour's score (and confidence) a record gains."""
+"""Part of a neighbour's score a record gains (its confidence: see the module)."""
 
 GAP = 3 * 3600.0
 """Seconds between two records' times beyond which they are not neighbours."""

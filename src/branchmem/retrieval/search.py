@@ -174,7 +174,7 @@ def search(
     newer_first = rule != "off" and not recency_order.asks_history(query)
     span, asks = when.window(query, t_now), when.asks_when(query)
     timed = span is not None or asks
-    depth = 2 * k * (2 if timed else 1)  # room to fold, and to lift by time and neighbours
+    depth = 2 * k * (2 if timed else 1)  # room to fold, to lift by time and beside a turn
     reach = max(depth, min(neighbours.REACH * k, neighbours.REACH_MAX))  # the lift's depth
     ranked, pending = rank(
         engine, key, query, gathered, tok, emb, w, t_now, reach, scopes, epoch, max_embed, stats
