@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 import pytest
 
 from branchmem import HashingEmbedder, Store
-from branchmem.backends.base import VectorStore
+from branchmem.backends.base import StoredColumns, VectorStore
 from branchmem.retrieval.embed import Vector
 
 
@@ -131,6 +131,12 @@ def test_many_ids_are_read_in_one_pass_with_the_same_answer(
         ids = rnd.sample([f"m{i}" for i in range(n + 50)], size)
         want = {i: one_by_one[i] for i in ids if i in one_by_one}
         assert b.get_vectors("default", "emb-a", ids) == want
+        if isinstance(b, StoredColumns):  # the same rows as three lists, each id once
+            with b.reading():
+                got_ids, digests, blobs = b.vector_columns("default", "emb-a", ids)
+            assert len(got_ids) == len(set(got_ids)) == len(want)
+            assert all(type(x) is bytes for x in blobs)
+            assert dict(zip(got_ids, zip(digests, blobs, strict=True), strict=True)) == want
     assert set(b.get_vectors("default", "emb-b", [f"m{i}" for i in range(n)])) == {
         r[0] for r in rows[:5]
     }

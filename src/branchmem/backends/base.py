@@ -390,6 +390,28 @@ class TermStore(Protocol):
     def transaction(self) -> AbstractContextManager[None]: ...
 
 
+Columns = tuple[list[str], list[str], list[bytes]]
+"""Stored rows as three lists, one row at each position: ids, digests, bytes."""
+
+
+@runtime_checkable
+class StoredColumns(Protocol):
+    """Optional (found with ``isinstance``): `VectorStore.get_vectors` and
+    `TermStore.get_terms` as `Columns`, with no map by id. A large search
+    state built whole compares the ids and digests with its records' in one
+    step each, and uses the bytes as they are when both agree."""
+
+    def vector_columns(self, ns: str, embedder: str, ids: list[str]) -> Columns:
+        """The rows `VectorStore.get_vectors` gives for ``ids`` (each id once):
+        in the order they were written when many are read in one pass, else
+        in any order."""
+        ...
+
+    def term_columns(self, ns: str, tokenizer: str, ids: list[str]) -> Columns:
+        """`vector_columns` of the stored tokens (`TermStore.get_terms`)."""
+        ...
+
+
 @runtime_checkable
 class CommitHooks(Protocol):
     """Optional (found with ``isinstance``): run something once the open write

@@ -6,11 +6,14 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable
 from copy import copy
+from itertools import compress
+from operator import itemgetter
 from typing import Any
 
 from ...branch_types import AuditEntry, HeadMove, Snapshot
 from ..base import (
     BranchRow,
+    Columns,
     EventRow,
     LifeRow,
     RecordRow,
@@ -26,32 +29,47 @@ WHOLE_MIN = 2000
 """Ids from which stored vectors or tokens are read in one pass over the namespace's."""
 
 
+_FIRST, _SECOND, _THIRD = itemgetter(0), itemgetter(1), itemgetter(2)
+
+
+def _as_map(cols: Columns) -> dict[str, tuple[str, bytes]]:
+    ids, digests, blobs = cols
+    return dict(zip(ids, zip(digests, blobs, strict=True), strict=True))
+
+
 def _whole(
-    db: Any, table: str, keycol: str, col: str, args: tuple[Any, ...], held: int, want: list[str]
-) -> dict[str, tuple[str, bytes]]:
-    """`MetaTables._blobs` of many ids in one pass over the key's ``held`` rows
-    of ``table``: in rowid order (the order rows were written in; a walk of the
-    key's index would read the table's pages at random), by a plain scan when
-    the key holds most of the table's rows (no index at all), and turned into
-    the answer by built-in loops (a comprehension over 100,000 rows cost more
-    than reading them)."""
+    db: Any, table: str, keycol: str, col: str, args: tuple[Any, ...], want: list[str]
+) -> Columns | None:
+    """`MetaTables._columns` of many ids in one pass over the key's rows of
+    ``table``, or None when the ids are a small part of those rows (a lookup
+    per id costs less). In rowid order (the order rows were written in; a
+    walk of the key's index would read the table's pages at random), by a
+    plain scan when the key holds most of the table's rows (no index at all),
+    and split into columns by built-in loops (a comprehension over 100,000
+    rows cost more than reading them)."""
     cols, under = f"id, digest, {col}", f"WHERE ns=? AND {keycol}=?"
     # The table's top rowid bounds its rows from above in one step (a count
     # would read every namespace's); deletions only make it err toward rowids.
     (top,) = db.execute(f"SELECT max(rowid) FROM {table}").fetchone()
-    if held * 2 >= (top or 0):
+    top = top or 0
+    scan = len(want) * 2 >= top  # at most twice the rows asked for: no count needed
+    if not scan:
+        (held,) = db.execute(f"SELECT count(*) FROM {table} {under}", args).fetchone()
+        if len(want) * 4 < held:
+            return None
+        scan = held * 2 >= top
+    if scan:
         sql = f"SELECT {cols} FROM {table} NOT INDEXED {under}"
     else:
         sql = f"SELECT {cols} FROM {table} WHERE rowid IN (SELECT rowid FROM {table} {under})"
     rows = db.execute(sql, args).fetchall()
-    if not rows:
-        return {}
-    ids, digests, blobs = zip(*rows, strict=True)
-    out = dict(zip(ids, zip(digests, blobs, strict=True), strict=True))
-    wanted = set(want)
-    if not wanted.issuperset(ids):
-        return {rid: v for rid, v in out.items() if rid in wanted}
-    return out
+    ids = list(map(_FIRST, rows))
+    if ids == want:  # (the usual case: every record's row, in the records' order)
+        return ids, list(map(_SECOND, rows)), list(map(_THIRD, rows))
+    keep = list(map(set(want).__contains__, ids))
+    if not all(keep):
+        rows = list(compress(rows, keep))
+    return list(map(_FIRST, rows)), list(map(_SECOND, rows)), list(map(_THIRD, rows))
 
 
 _UNKNOWN = object()
@@ -318,7 +336,10 @@ class MetaTables(SQLiteParts):
     def get_vectors(
         self, ns: str, embedder: str, ids: Iterable[str]
     ) -> dict[str, tuple[str, bytes]]:
-        return self._blobs("vectors", "embedder", "vec", ns, embedder, ids)
+        return _as_map(self._columns("vectors", "embedder", "vec", ns, embedder, list(ids)))
+
+    def vector_columns(self, ns: str, embedder: str, ids: list[str]) -> Columns:
+        return self._columns("vectors", "embedder", "vec", ns, embedder, ids)
 
     def put_vectors(self, ns: str, embedder: str, rows: list[tuple[str, str, bytes]]) -> None:
         self._put_blobs("vectors", ns, embedder, rows)
@@ -326,31 +347,38 @@ class MetaTables(SQLiteParts):
     def get_terms(
         self, ns: str, tokenizer: str, ids: Iterable[str]
     ) -> dict[str, tuple[str, bytes]]:
-        return self._blobs("terms", "tokenizer", "toks", ns, tokenizer, ids)
+        return _as_map(self._columns("terms", "tokenizer", "toks", ns, tokenizer, list(ids)))
+
+    def term_columns(self, ns: str, tokenizer: str, ids: list[str]) -> Columns:
+        return self._columns("terms", "tokenizer", "toks", ns, tokenizer, ids)
 
     def put_terms(self, ns: str, tokenizer: str, rows: list[tuple[str, str, bytes]]) -> None:
         self._put_blobs("terms", ns, tokenizer, rows)
 
-    def _blobs(
-        self, table: str, keycol: str, col: str, ns: str, key: str, ids: Iterable[str]
-    ) -> dict[str, tuple[str, bytes]]:
+    def _columns(
+        self, table: str, keycol: str, col: str, ns: str, key: str, want: list[str]
+    ) -> Columns:
         nid = self._ns(ns)
         if nid is None:
-            return {}
-        cols, under = f"id, digest, {col}", f"FROM {table} WHERE ns=? AND {keycol}=?"
-        out: dict[str, tuple[str, bytes]] = {}
-        want = list(ids)
+            return [], [], []
         if len(want) >= WHOLE_MIN and table in self._rowid:
             # Many ids: one pass over the namespace's rows (under its key) costs
             # less than a lookup per id, unless the ids are a small part of them.
-            (held,) = self._db.execute(f"SELECT count(*) {under}", (nid, key)).fetchone()
-            if len(want) * 4 >= held:
-                return _whole(self._db, table, keycol, col, (nid, key), held, want)
-        for chunk in chunks(want):
-            sql = f"SELECT {cols} {under} AND id IN ({marks(len(chunk))})"
-            for rid, digest, blob in self._db.execute(sql, (nid, key, *chunk)):
-                out[rid] = (digest, blob)
-        return out
+            whole = _whole(self._db, table, keycol, col, (nid, key), want)
+            if whole is not None:
+                return whole
+        ids: list[str] = []
+        digests: list[str] = []
+        blobs: list[bytes] = []
+        sql = f"SELECT id, digest, {col} FROM {table} WHERE ns=? AND {keycol}=? AND id IN "
+        for chunk in chunks(list(dict.fromkeys(want))):
+            for rid, digest, blob in self._db.execute(
+                f"{sql}({marks(len(chunk))})", (nid, key, *chunk)
+            ):
+                ids.append(rid)
+                digests.append(digest)
+                blobs.append(blob)
+        return ids, digests, blobs
 
     def _put_blobs(self, table: str, ns: str, key: str, rows: list[tuple[str, str, bytes]]) -> None:
         nid = self._wns(ns)
