@@ -16,6 +16,7 @@ import pytest
 
 from branchmem import HashingEmbedder, Store
 from branchmem.backends.base import TermStore, VectorStore
+from branchmem.backends.sqlite import meta as sqlite_meta
 from branchmem.bulk import gc_paused, paused
 from branchmem.engine import engine_of
 from branchmem.retrieval import cache as cache_mod
@@ -43,22 +44,49 @@ def hits(s: Store, at: str) -> list[tuple[str, float]]:
 
 
 def small_bulk(monkeypatch: pytest.MonkeyPatch, on: bool) -> None:
-    """The bulk paths from 50 records (on), or never (off); numpy fusion from 50."""
+    """The bulk paths from 50 records (on), or never (off), SQLite's reads in
+    one pass likewise; numpy fusion from 50."""
     monkeypatch.setattr(fastfuse, "FAST_MIN", 50)
     for mod in (pending, cache_mod):
         monkeypatch.setattr(mod, "BULK", 50 if on else 10**9)
+    monkeypatch.setattr(sqlite_meta, "WHOLE_MIN", 50 if on else 10**9)
 
 
+def write_reversed(s: Store) -> None:
+    """Every stored vector and token row of the records written again, last
+    record first: where rows keep the order they were written in (SQLite),
+    they no longer follow the records'."""
+    backend = engine_of(s).backend
+    key = terms.store_key(get_tokenizer())
+    assert isinstance(backend, VectorStore) and isinstance(backend, TermStore) and key
+    ids = [m.id for m in s.memories(at="e2")] + [m.id for m in s.memories(at="e3")]
+    ids = list(dict.fromkeys(ids))[::-1]
+    with backend.reading():
+        vecs = backend.get_vectors("default", EMB.name, ids)
+        toks = backend.get_terms("default", key, ids)
+    with backend.transaction():
+        for i in ids:
+            backend.put_vectors("default", EMB.name, [(i, *vecs[i])])
+            backend.put_terms("default", key, [(i, *toks[i])])
+
+
+@pytest.mark.parametrize("order", ["as written", "reversed"])
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_a_first_search_built_whole_ranks_as_the_per_record_path(
-    reopen: Callable[[], Store], monkeypatch: pytest.MonkeyPatch, seed: int
+    reopen: Callable[[], Store], monkeypatch: pytest.MonkeyPatch, seed: int, order: str
 ) -> None:
+    """Stored rows in the records' order are used as read (at ``e2``, once the
+    rows of records hidden there are left out), others are matched by id (at
+    ``e3``, whose own records' rows were stored after the rest; and every row
+    when they were written again in reverse)."""
     if numpy_or_none() is None:
         pytest.skip("the block path needs numpy")
     s = reopen()
     fill(s, 200, seed)
     prepare(s, at="e2", embedder=EMB)  # every vector and token list stored
     prepare(s, at="e3", embedder=EMB)
+    if order == "reversed":
+        write_reversed(s)
     s.close()
     small_bulk(monkeypatch, on=False)
     s = reopen()
@@ -221,3 +249,20 @@ def test_overlapping_pauses_still_collect_now_and_then(monkeypatch: pytest.Monke
         assert runs == [1]
         assert not gc.isenabled(), "the other pause still runs"
     assert gc.isenabled()
+
+
+def test_stored_columns_are_used_as_read_only_when_ids_and_digests_agree() -> None:
+    """`terms.in_order` of columns: the records' own ids and digests, in order,
+    give the bytes as read; another order is matched by id; a row missing or
+    stored for other text refuses the whole."""
+    ids, digests = ["a", "b", "c"], ["da", "db", "dc"]
+    blobs = [b"1", b"2", b"3"]
+    same = terms.in_order((list(ids), list(digests), blobs), ids, digests)
+    assert same is blobs
+    moved = terms.in_order((ids[::-1], digests[::-1], blobs[::-1]), ids, digests)
+    assert moved == blobs
+    extra = terms.in_order((["x", *ids], ["dx", *digests], [b"x", *blobs]), ids, digests)
+    assert extra == blobs
+    assert terms.in_order((ids[:2], digests[:2], blobs[:2]), ids, digests) is None
+    assert terms.in_order((ids, ["da", "zz", "dc"], blobs), ids, digests) is None
+    assert terms.in_order({"a": ("da", b"1"), "b": ("db", b"2")}, ids, digests) is None

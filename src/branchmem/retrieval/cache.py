@@ -29,10 +29,11 @@ from array import array
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from operator import attrgetter, is_
+from itertools import repeat
+from operator import attrgetter, is_, ne
 from typing import Any, cast
 
-from ..backends.base import TermStore, VectorStore
+from ..backends.base import StoredColumns, TermStore, VectorStore
 from ..engine import Engine, SupportsEngine, engine_of
 from ..errors import EmbeddingError, StorageError
 from ..model import Memory
@@ -44,7 +45,7 @@ from .terms import reading as _reading
 from .tokenize import Tokenizer
 from .vectors import TermStats, digest, unit_vector, unit_vectors
 
-_ID = attrgetter("id")
+_ID, _NS, _TEXT = attrgetter("id"), attrgetter("namespace"), attrgetter("content")
 _BATCH = 64
 Found = dict[tuple[str, str], tuple[str, "array[float]"]]
 """Vectors by (namespace, id), with the text each was made from."""
@@ -95,7 +96,7 @@ class RankCache:
         self.queries: dict[tuple[str, str], array[float]] = {}
         self.states = SearchStates()
         self.ann: dict[tuple[str, str], NamespaceIndex] = {}  # by (namespace, embedder)
-        self._digested: tuple[list[str], list[str]] | None = None  # (texts, their digests)
+        self._digested: tuple[list[Memory], list[str], list[str]] | None = None  # `keys`
         self.epoch = 0
         """Moves whenever entries are dropped for an erasure. A search notes it
         before reading records and passes it back: what it computed is then
@@ -147,9 +148,11 @@ class RankCache:
         key = stored.store_key(tokenizer)
         store = backend if key is not None and isinstance(backend, TermStore) else None
         if store is not None and key is not None and len(missing) == len(mems) >= BULK:
-            whole = stored.load_all(store, key, mems, self.digests(mems))
-            if whole is not None:
-                return whole
+            keys = self.keys(mems)
+            if keys is not None:
+                whole = stored.load_all(store, key, mems[0].namespace, *keys)
+                if whole is not None:
+                    return whole
         fresh: stored.Table = {}
         if store is not None and key is not None:
             missing = stored.load(store, key, missing, fresh)
@@ -282,20 +285,24 @@ class RankCache:
                 table.update(fresh)
         return [got[(m.namespace, m.id)][1] for m in mems]
 
-    def digests(self, mems: Sequence[Memory]) -> list[str]:
-        """The digest of each record's text (`vectors.digest`). The last list
-        is kept, so a large state's tokens and vectors hash each text once:
-        the same texts (the very string objects, which the state holds too)
-        get it back."""
-        texts = [m.content for m in mems]
+    def keys(self, mems: Sequence[Memory]) -> tuple[list[str], list[str]] | None:
+        """The ids of ``mems`` and the digests of their texts (`vectors.digest`),
+        in order; None when they are not all of one namespace. The last answer
+        is kept, so a large state's tokens and vectors read each record once:
+        the same records (the very objects, which the state holds too) get it
+        back."""
         with self._lock:
             held = self._digested
-        if held is not None and len(held[0]) == len(texts) and all(map(is_, held[0], texts)):
-            return held[1]
-        out = [digest(t) for t in texts]
+        if held is not None and len(held[0]) == len(mems) and all(map(is_, held[0], mems)):
+            return held[1], held[2]
+        if mems and any(map(ne, map(_NS, mems), repeat(mems[0].namespace))):
+            return None
+        kept = list(mems)
+        ids = list(map(_ID, kept))
+        digests = list(map(digest, map(_TEXT, kept)))
         with self._lock:
-            self._digested = (texts, out)
-        return out
+            self._digested = (kept, ids, digests)
+        return ids, digests
 
     def stored_block(
         self, embedder: Embedder, mems: Sequence[Memory], backend: object
@@ -305,12 +312,16 @@ class RankCache:
         One read and no per-record array: for a large search state built whole
         (`VectorIndex.add` takes the block)."""
         store = backend if isinstance(backend, VectorStore) else None
-        if store is None or not mems:
+        keys = self.keys(mems) if store is not None and mems else None
+        if store is None or keys is None:
             return None
-        ns, size = mems[0].namespace, 4 * embedder.dim
+        (ids, digests), ns, size = keys, mems[0].namespace, 4 * embedder.dim
         with _reading(store):
-            got = store.get_vectors(ns, embedder.name, list(map(_ID, mems)))
-        blobs = stored.in_order(got, mems, self.digests(mems))
+            if isinstance(store, StoredColumns):
+                got: stored.Stored = store.vector_columns(ns, embedder.name, ids)
+            else:
+                got = store.get_vectors(ns, embedder.name, ids)
+        blobs = stored.in_order(got, ids, digests)
         if blobs is None or set(map(len, blobs)) != {size}:
             return None
         return b"".join(blobs)

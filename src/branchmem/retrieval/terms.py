@@ -22,13 +22,12 @@ term's postings in them when it is first asked for.
 from __future__ import annotations
 
 import collections
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import nullcontext
-from itertools import repeat
-from operator import attrgetter, itemgetter, ne
+from operator import itemgetter
 from typing import Any, cast
 
-from ..backends.base import TermStore
+from ..backends.base import Columns, StoredColumns, TermStore
 from ..errors import StorageError
 from ..model import Memory
 from .tokenize import Tokenizer
@@ -36,7 +35,6 @@ from .vectors import TermStats, digest
 
 SEP = "\x1f"
 SEP_B = b"\x1f"
-_ID, _NS = attrgetter("id"), attrgetter("namespace")
 _DIGEST, _BLOB = itemgetter(0), itemgetter(1)
 
 Table = dict[tuple[str, str], tuple[str, bytes]]
@@ -139,38 +137,47 @@ def load(
 
 
 def load_all(
-    store: TermStore, key: str, mems: Sequence[Memory], digests: Sequence[str]
+    store: TermStore, key: str, ns: str, ids: list[str], digests: list[str]
 ) -> list[bytes] | None:
-    """The stored tokens of each of ``mems`` (one namespace), in order; None
-    when any is missing, stored for other text, or does not decode (`load`
-    then sorts them out). ``digests``: those of the records' texts, in
-    order. One read, and no per-record table: a large search state built
+    """The stored tokens of each record of ``ns`` with these ``ids``, in order;
+    None when any is missing, stored for other text, or does not decode
+    (`load` then sorts them out). ``digests``: those of the records' texts,
+    in order. One read, and no per-record table: a large search state built
     whole holds them itself."""
-    if not mems:
+    if not ids:
         return []
     with reading(store):
-        got = store.get_terms(mems[0].namespace, key, list(map(_ID, mems)))
-    out = in_order(got, mems, digests)
+        if isinstance(store, StoredColumns):
+            got: Stored = store.term_columns(ns, key, ids)
+        else:
+            got = store.get_terms(ns, key, ids)
+    out = in_order(got, ids, digests)
     return out if out is not None and _all_decode(out) else None
 
 
-def in_order(
-    got: Mapping[str, tuple[str, bytes]], mems: Sequence[Memory], digests: Sequence[str]
-) -> list[bytes] | None:
-    """The stored blobs of ``mems`` (one namespace), in order, from ``got``
-    (what `get_terms` or `get_vectors` gave for their ids); None when any is
-    missing, stored for other text (``digests``: those of the records' texts,
-    in order) or of another namespace. Built-in loops only: a large state
-    made whole checks 100,000 records here."""
-    if not mems:
-        return []
-    if any(map(ne, map(_NS, mems), repeat(mems[0].namespace))):
-        return None
-    hits = list(map(got.get, map(_ID, mems)))
+Stored = Columns | Mapping[str, tuple[str, bytes]]
+"""Stored rows as a backend gives them: `StoredColumns`'s lists, or by id."""
+
+
+def in_order(got: Stored, ids: list[str], digests: list[str]) -> list[bytes] | None:
+    """The stored blobs of the records with these ``ids`` (one namespace), in
+    order, from ``got`` (what `get_terms` or `get_vectors` gave for the ids,
+    or `term_columns` or `vector_columns`); None when any is missing or was
+    stored for other text (``digests``: those of the records' texts, in
+    order). Columns whose ids and digests are the records' own, in order,
+    pass with one comparison each and are used as they are; others are
+    matched by id. Built-in loops only: a large state made whole checks
+    100,000 records here."""
+    if isinstance(got, tuple):
+        got_ids, got_digests, blobs = got
+        if got_ids == ids and got_digests == digests:
+            return blobs
+        got = dict(zip(got_ids, zip(got_digests, blobs, strict=True), strict=True))
+    hits = list(map(got.get, ids))
     if None in hits:
         return None
     found = cast(list[tuple[str, bytes]], hits)
-    if list(map(_DIGEST, found)) != list(digests):
+    if list(map(_DIGEST, found)) != digests:
         return None
     return list(map(bytes, map(_BLOB, found)))
 
