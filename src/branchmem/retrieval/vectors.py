@@ -23,9 +23,22 @@ ROUND = 6
 """Places cosines are rounded to (see `cosines`)."""
 
 
+_BLANK = hashlib.blake2b(digest_size=12)
+
+
 def digest(text: str) -> str:
-    """Names the text a stored vector was made from."""
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
+    """Names the text a stored vector was made from: its BLAKE2b of 12 bytes, in hex.
+
+    >>> text = "用户对花生过敏"
+    >>> digest(text) == hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
+    True
+    """
+    # A copy of a blank hash costs a third less than making one: the
+    # constructor's keyword arguments are parsed on every call, and a large
+    # state's first search hashes 100,000 texts.
+    h = _BLANK.copy()
+    h.update(text.encode("utf-8"))
+    return h.hexdigest()
 
 
 def unit_vector(v: Sequence[float], embedder: Embedder) -> array[float]:
