@@ -10,8 +10,11 @@ backend, where the dialects differ (placeholders, id lists, upserts).
 from __future__ import annotations
 
 import json
+from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, TypeVar
+from itertools import repeat, starmap
+from operator import itemgetter
+from typing import Any, TypeVar, cast
 
 from ..branch_types import AuditEntry, HeadMove, Snapshot
 from ..model import Memory, make_event, make_memory
@@ -113,6 +116,64 @@ def record_from_row(ns: str, r: Sequence[Any]) -> RecordRow:
         vto,
     )
     return RecordRow(m, (seg, pos) if seg is not None else None, load_positions(extra))
+
+
+class _RowMemory:
+    """A row of `REC_COLS` becoming a `Memory` (see `records_from_rows`): the
+    same slots as `Memory` on a plain class, set by ordinary attribute stores."""
+
+    __slots__ = Memory.__slots__
+
+    def __init__(
+        self, seq: int, rid: str, kind: str, content: str, sources: str, key: str | None,
+        imp: float, meta: str | None, target: str | None, created: float, seg: int | None,
+        pos: int | None, extra: str | None, expires: float | None, vfrom: float | None,
+        vto: float | None,
+    ) -> None:  # fmt: skip
+        self.id = rid
+        self.content = content
+        # Most records have one source: a test for the separator costs less than a split.
+        self.sources = (sources,) if SEP not in sources else tuple(sources.split(SEP))
+        self.kind = kind
+        self.key = key
+        self.importance = imp
+        self.meta = readable_meta(meta) if meta is not None else None
+        self.target = target
+        self.created_at = created
+        self.seq = seq
+        self.via = None
+        self.expires_at = expires
+        self.valid_from = vfrom
+        self.valid_to = vto
+
+
+_set_row_ns = _RowMemory.__dict__["namespace"].__set__
+_SEG_POS = itemgetter(10, 11)
+_SEG = itemgetter(10)
+_EXTRA = itemgetter(12)
+
+
+def records_from_rows(ns: str, rows: Sequence[Sequence[Any]]) -> list[RecordRow]:
+    """`record_from_row` for each of ``rows``, in order, at half the cost (a gate
+    read builds one per visible record).
+
+    Each row's fields are set by one call of `_RowMemory`, by plain attribute
+    stores where `make_memory` calls a slot's setter per field; then each
+    object is made a `Memory` by assigning its class, which Python allows
+    between classes with the same slots, and nothing else about it changes.
+    """
+    out = list(starmap(_RowMemory, rows))
+    deque(map(_set_row_ns, out, repeat(ns)), 0)
+    deque(map(setattr, out, repeat("__class__"), repeat(Memory)), 0)
+    recs = list(map(RecordRow, cast(list[Memory], out), map(_SEG_POS, rows)))
+    # Not yet connected, or with sources on several chains: a few rows, if any.
+    if None in map(_SEG, rows) or any(map(_EXTRA, rows)):
+        for rec, r in zip(recs, rows, strict=True):
+            if r[10] is None:
+                rec.pos = None
+            if r[12]:
+                rec.extra = load_positions(r[12])
+    return recs
 
 
 def record_values(m: Memory, r: RecordRow) -> tuple[Any, ...]:

@@ -34,6 +34,7 @@ from ..sqlrows import (
     load_positions,
     record_from_row,
     record_values,
+    records_from_rows,
 )
 from .conn import READ_WRITES
 from .jobs import PgJobs
@@ -307,8 +308,7 @@ class PostgresBackend(PgTree, PgVectors, PgRecordLog, PgJobs):
         )
         # The gate's read is usually followed by this question (`lifecycle.narrow`).
         self._prefetch(("life", ns, None), HAS_LIFECYCLE, {"ns": ns})
-        rows = self._q(sql, {"ns": ns, **columns(spans, 3)})
-        return (record_from_row(ns, r) for r in rows)
+        return iter(records_from_rows(ns, self._q(sql, {"ns": ns, **columns(spans, 3)})))
 
     def retractions_of(self, ns: str, target_ids: Iterable[str]) -> list[RecordRow]:
         want = list(target_ids)

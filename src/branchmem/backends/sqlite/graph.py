@@ -24,6 +24,7 @@ from ..sqlrows import (
     cached_segments,
     event_values,
     record_values,
+    records_from_rows,
 )
 from .parts import CHUNK, SQLiteParts, chunks, insert_rows, marks
 
@@ -374,8 +375,7 @@ class GraphTables(SQLiteParts):
             select = f"SELECT {REC_COLS} FROM records WHERE rowid IN (SELECT c.rowid {found})"
         else:
             select = "SELECT " + ", ".join("c." + c for c in REC_COLS.split(", ")) + f" {found}"
-        record = self._record
-        return iter([record(ns, r) for r in self._range_query(spans, select)])
+        return iter(records_from_rows(ns, self._range_query(spans, select)))
 
     def retractions_of(self, ns: str, target_ids: Iterable[str]) -> list[RecordRow]:
         nid = self._ns(ns)
