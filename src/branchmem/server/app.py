@@ -25,6 +25,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from .. import __version__
 from ..errors import BranchmemError, InvalidInput
 from ..retrieval.embed import Embedder
+from ..retrieval.vectors import numpy_or_none
 from ..store import Store
 from ..validate import MAX_CONTENT_BYTES, MAX_DEPTH, MAX_INT, MAX_PARENTS, MAX_SOURCES
 from . import models as M
@@ -106,6 +107,10 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(a: Any) -> Any:
+        # A search over many records ranks with numpy where it is installed, and
+        # imports it on first use: a fifth of a second that the first search
+        # after every restart would pay, paid here before the first request.
+        numpy_or_none()
         async with parent(a) as state:
             try:
                 yield state
