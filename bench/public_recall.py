@@ -7,6 +7,7 @@
     python bench/public_recall.py --smoke [--format prefeval|realtalk]  # a tiny synthetic set
     python bench/public_recall.py PATH --format prefeval --hops 2  # also search(hops=2)
     python bench/public_recall.py PATH --format prefeval --ratios 0.1,0.3  # other cut-offs
+    python bench/public_recall.py PATH --format realtalk --vector-weights 1,2  # vector weights
 
 The set is not shipped (CC BY-NC 4.0): clone
 github.com/Elvin-Yiming-Du/PerLTQA and pass its ``Dataset/en_v2`` folder. For each character, every
@@ -22,6 +23,10 @@ cut-off on) and ``search-off`` (``cutoff="off"``).
 ``--ratios 0.1,0.3`` also runs ``store.search`` with each of those ratios of
 the default cut-off (as ``search-r0.1``...): the same ranking, cut at another
 level, in the same run (each text is embedded once for all of them).
+
+``--vector-weights 1,2`` also runs ``store.search`` with its defaults but
+``weights=Weights(vector=W)`` for each W (as ``search-v1``...): how much the
+vector ranks count against BM25's, in the same run (each text embedded once).
 
 ``--times`` writes each record at the time the set gives its passage (REALTALK's
 turns: the store's clock set to it), and asks the questions a day after the
@@ -182,6 +187,7 @@ def run(
     hops: int = 0,
     ratios: Sequence[float] = (),
     times: bool = False,
+    vector_weights: Sequence[float] = (),
 ) -> dict[str, Ranks]:
     """Ranks of each system; with ``consolidate``, ``merged`` counts the merged
     records written (``records``) and the inputs they hide (``inputs``); with
@@ -189,6 +195,7 @@ def run(
     names = [*SYSTEMS, *([f"search-h{hops}"] if hops else [])]
     names += [*FUSION, "scores"] if fusion else []
     names += [f"search-r{r:g}" for r in ratios]
+    names += [f"search-v{v:g}" for v in vector_weights]
     ranks = {s: Ranks() for s in names}
     now = [0.0]
     store = Store(clock=lambda: now[0])
@@ -248,6 +255,13 @@ def run(
                     ranks[f"search-r{r:g}"].add(
                         q.type, cut_at(store, r, q.text, tip, ns, emb, tokenizer, q.gold), q.gold
                     )
+                for v in vector_weights:
+                    hits = store.search(
+                        q.text, at=tip, k=K, namespace=ns, embedder=emb, tokenizer=tokenizer,
+                        weights=Weights(vector=v),
+                    )  # fmt: skip
+                    got = [credit(h.memory, ns, q.gold) for h in hits]
+                    ranks[f"search-v{v:g}"].add(q.type, got, q.gold)
                 if hops:
                     hits = store.search(
                         q.text, at=tip, k=K, namespace=ns, embedder=emb, tokenizer=tokenizer,
@@ -295,6 +309,11 @@ def main() -> None:
         "--ratios", default="", help="also search with each of these cut-off ratios (0.1,0.3)"
     )
     ap.add_argument(
+        "--vector-weights",
+        default="",
+        help="also search with each of these vector weights against BM25's 1 (1,1.5,2)",
+    )
+    ap.add_argument(
         "--times",
         action="store_true",
         help="write each record at the time the set gives it (REALTALK), search a day later",
@@ -316,6 +335,12 @@ def main() -> None:
         ap.error(f"--ratios takes numbers separated by commas (0.1,0.3), got {args.ratios!r}")
     if any(not 0.0 <= r <= 1.0 for r in ratios):
         ap.error(f"--ratios takes ratios between 0 and 1, got {args.ratios!r}")
+    try:
+        vweights = [float(v) for v in args.vector_weights.split(",") if v.strip()]
+    except ValueError:
+        ap.error(f"--vector-weights takes numbers separated by commas, got {args.vector_weights!r}")
+    if any(not 0.0 <= v < float("inf") for v in vweights):
+        ap.error(f"--vector-weights takes weights of 0 or more, got {args.vector_weights!r}")
     if args.ratio is not None:
         cutoff.RATIO = args.ratio  # what the default rule reads, for this run
     read, synthetic, what = FORMATS[args.format]
@@ -331,7 +356,7 @@ def main() -> None:
     merged: dict[str, int] = {}
     ranks = run(
         chars, emb, args.questions, args.tokenizer, args.fusion, args.consolidate, merged,
-        args.hops, ratios, args.times,
+        args.hops, ratios, args.times, vweights,
     )  # fmt: skip
     n = sum(len(c.passages) for c in chars)
     print(f"{len(chars)} characters, {n} memories, {ranks['bm25'].count()} questions")

@@ -7,12 +7,15 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from branchmem import HashingEmbedder, Store
 from branchmem.errors import InvalidInput
+from branchmem.retrieval.fusion import Weights
 from branchmem_eval.realtalk import read_realtalk, write_realtalk_synthetic
-from helpers.public_bench import run_public_recall
+from helpers.public_bench import ROOT, run_public_recall
 
 
 def test_reads_every_conversation_turn_and_question(tmp_path: Path) -> None:
@@ -100,3 +103,36 @@ def test_the_bench_runs_it_with_other_cutoffs(tmp_path: Path) -> None:
     # a ratio of 1 keeps only hits as confident as the best: never more than the default's
     by = {r[2]: float(r[4]) for r in rows[:6]}
     assert by["search-r1"] <= by["search"] <= by["search-off"]
+
+
+def test_the_bench_searches_with_each_vector_weight(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--vector-weights``: one more ranking per weight, each searched with
+    that vector weight and the other defaults (hashing's own weight, 0.5,
+    ranks as the default search does)."""
+    monkeypatch.syspath_prepend(str(ROOT / "bench"))
+    import public_recall
+
+    seen: list[float] = []
+    real = Store.search
+
+    def spy(self: Store, *args: Any, **kw: Any) -> Any:
+        if kw.get("weights") is not None:
+            seen.append(kw["weights"].vector)
+            assert kw["weights"] == Weights(vector=kw["weights"].vector)
+        return real(self, *args, **kw)
+
+    monkeypatch.setattr(Store, "search", spy)
+    chars = read_realtalk(write_realtalk_synthetic(tmp_path))
+    memo = public_recall.Memo(HashingEmbedder())
+    ranks = public_recall.run(chars, memo, None, vector_weights=[0.5, 3.0])
+    assert sorted(set(seen)) == [0.5, 3.0] and len(seen) == 2 * ranks["search"].count()
+    assert ranks["search-v0.5"].firsts == ranks["search"].firsts
+
+
+def test_the_bench_refuses_vector_weights_it_cannot_read(tmp_path: Path) -> None:
+    for bad in ("abc", "1,-1"):
+        with pytest.raises(subprocess.CalledProcessError) as err:
+            run_public_recall(tmp_path, "--smoke", "--format", "realtalk", "--vector-weights", bad)
+        assert "--vector-weights takes" in err.value.stderr
