@@ -64,12 +64,13 @@ def _whole(
         sql = f"SELECT {cols} FROM {table} WHERE rowid IN (SELECT rowid FROM {table} {under})"
     rows = db.execute(sql, args).fetchall()
     ids = list(map(_FIRST, rows))
-    if ids == want:  # (the usual case: every record's row, in the records' order)
-        return ids, list(map(_SECOND, rows)), list(map(_THIRD, rows))
-    keep = list(map(set(want).__contains__, ids))
-    if not all(keep):
-        rows = list(compress(rows, keep))
-    return list(map(_FIRST, rows)), list(map(_SECOND, rows)), list(map(_THIRD, rows))
+    # Usually every record's row, in the records' order; else the rows of other ids left out.
+    if ids != want:
+        keep = list(map(set(want).__contains__, ids))
+        if not all(keep):
+            rows = list(compress(rows, keep))
+            ids = list(map(_FIRST, rows))
+    return ids, list(map(_SECOND, rows)), list(map(_THIRD, rows))
 
 
 _UNKNOWN = object()
